@@ -1,0 +1,141 @@
+#include "geometry.h"
+
+#include <algorithm>
+
+namespace fxinplace::core {
+
+Int Geometry::numel() const {
+  Int n = 1;
+  for (Int s : sizes) n *= s;
+  return n;
+}
+
+bool Geometry::has_internal_overlap() const {
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] > 1 && strides[d] == 0) return true;
+  }
+  return false;
+}
+
+size_t GeometryTable::Hash::operator()(const Geometry& g) const {
+  size_t h = std::hash<Int>()(g.offset);
+  auto mix = [&h](Int v) { h ^= std::hash<Int>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (Int s : g.sizes) mix(s);
+  mix(-1);
+  for (Int s : g.strides) mix(s);
+  return h;
+}
+
+GeomId GeometryTable::intern(const Geometry& g) {
+  auto it = ids_.find(g);
+  if (it != ids_.end()) return it->second;
+  auto id = static_cast<GeomId>(geoms_.size());
+  geoms_.push_back(g);
+  ids_.emplace(g, id);
+  return id;
+}
+
+namespace {
+
+std::optional<Int> wrap_dim(Int dim, size_t rank) {
+  auto r = static_cast<Int>(rank);
+  if (dim < -r || dim >= r) return std::nullopt;
+  return dim < 0 ? dim + r : dim;
+}
+
+std::optional<Geometry> replay_select(const std::vector<Int>& a, const Geometry& base) {
+  auto dim = wrap_dim(a[0], base.sizes.size());
+  if (!dim) return std::nullopt;
+  Int size = base.sizes[*dim];
+  Int index = a[1] < 0 ? a[1] + size : a[1];
+  if (index < 0 || index >= size) return std::nullopt;
+  Geometry g;
+  g.offset = base.offset + index * base.strides[*dim];
+  for (size_t d = 0; d < base.sizes.size(); ++d) {
+    if (static_cast<Int>(d) == *dim) continue;
+    g.sizes.push_back(base.sizes[d]);
+    g.strides.push_back(base.strides[d]);
+  }
+  return g;
+}
+
+// Mirrors ATen's slice: missing bounds mean the whole dim, negative bounds count
+// from the end, and out-of-range bounds are clamped rather than rejected.
+std::optional<Geometry> replay_slice(const std::vector<Int>& a, const Geometry& base) {
+  auto dim = wrap_dim(a[0], base.sizes.size());
+  Int step = a[3];
+  if (!dim || step <= 0) return std::nullopt;
+  Int size = base.sizes[*dim];
+  Int start = a[1] == ScatterSpec::kUnset ? 0 : a[1];
+  Int end = a[2] == ScatterSpec::kUnset ? size : a[2];
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::clamp<Int>(start, 0, size);
+  end = std::clamp<Int>(end, start, size);
+  Geometry g = base;
+  g.offset = base.offset + start * base.strides[*dim];
+  g.sizes[*dim] = (end - start + step - 1) / step;
+  g.strides[*dim] = base.strides[*dim] * step;
+  return g;
+}
+
+std::optional<Geometry> replay_diagonal(const std::vector<Int>& a, const Geometry& base) {
+  auto d1 = wrap_dim(a[1], base.sizes.size());
+  auto d2 = wrap_dim(a[2], base.sizes.size());
+  if (!d1 || !d2 || *d1 == *d2) return std::nullopt;
+  Int offset = a[0];
+  Int len = 0;
+  Geometry g;
+  g.offset = base.offset;
+  if (offset >= 0) {
+    len = std::max<Int>(std::min(base.sizes[*d1], base.sizes[*d2] - offset), 0);
+    if (len > 0) g.offset += offset * base.strides[*d2];
+  } else {
+    len = std::max<Int>(std::min(base.sizes[*d1] + offset, base.sizes[*d2]), 0);
+    if (len > 0) g.offset -= offset * base.strides[*d1];
+  }
+  for (size_t d = 0; d < base.sizes.size(); ++d) {
+    auto di = static_cast<Int>(d);
+    if (di == *d1 || di == *d2) continue;
+    g.sizes.push_back(base.sizes[d]);
+    g.strides.push_back(base.strides[d]);
+  }
+  g.sizes.push_back(len);
+  g.strides.push_back(base.strides[*d1] + base.strides[*d2]);
+  return g;
+}
+
+std::optional<Geometry> replay_as_strided(const ScatterSpec& s, const Geometry& base) {
+  if (s.sizes.size() != s.strides.size()) return std::nullopt;
+  Geometry g;
+  g.sizes = s.sizes;
+  g.strides = s.strides;
+  g.offset = s.ints.empty() || s.ints[0] == ScatterSpec::kUnset ? base.offset : s.ints[0];
+  for (Int v : g.sizes)
+    if (v < 0) return std::nullopt;
+  return g;
+}
+
+}  // namespace
+
+std::optional<Geometry> replay_view(const ScatterSpec& spec, const Geometry& base) {
+  if (!spec.replayable) return std::nullopt;
+  switch (spec.kind) {
+    case ScatterKind::kSelect:
+      if (spec.ints.size() != 2) return std::nullopt;
+      return replay_select(spec.ints, base);
+    case ScatterKind::kSlice:
+      if (spec.ints.size() != 4) return std::nullopt;
+      return replay_slice(spec.ints, base);
+    case ScatterKind::kDiagonal:
+      if (spec.ints.size() != 3) return std::nullopt;
+      return replay_diagonal(spec.ints, base);
+    case ScatterKind::kAsStrided:
+      return replay_as_strided(spec, base);
+    case ScatterKind::kNone:
+      break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace fxinplace::core

@@ -1,0 +1,72 @@
+// Tensor geometry (sizes, strides, storage offset) and the few view replays the
+// re-inplacing planner needs to recognise a `*_scatter` as the inverse of a view.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace fxinplace::core {
+
+using Int = int64_t;
+
+struct Geometry {
+  std::vector<Int> sizes;
+  std::vector<Int> strides;
+  Int offset = 0;
+
+  bool operator==(const Geometry& other) const {
+    return offset == other.offset && sizes == other.sizes && strides == other.strides;
+  }
+  Int numel() const;
+  // True when two distinct indices certainly address one element (a size > 1
+  // with stride 0, as `expand` makes). Writing such a tensor in place is unsound.
+  bool has_internal_overlap() const;
+};
+
+using GeomId = int32_t;
+constexpr GeomId kNoGeom = -1;
+
+// Interns geometries so equality is an integer compare in the planner's hot loop.
+class GeometryTable {
+ public:
+  GeomId intern(const Geometry& g);
+  GeomId lookup(const Geometry& g) const {
+    auto it = ids_.find(g);
+    return it == ids_.end() ? kNoGeom : it->second;
+  }
+  const Geometry& at(GeomId id) const { return geoms_[static_cast<size_t>(id)]; }
+  size_t size() const { return geoms_.size(); }
+
+ private:
+  struct Hash {
+    size_t operator()(const Geometry& g) const;
+  };
+  std::vector<Geometry> geoms_;
+  std::unordered_map<Geometry, GeomId, Hash> ids_;
+};
+
+// Which view a `*_scatter` op inverts, with the view's integer arguments
+// normalised to the order of the view op's schema.
+enum class ScatterKind : uint8_t { kNone, kSelect, kSlice, kDiagonal, kAsStrided };
+
+struct ScatterSpec {
+  ScatterKind kind = ScatterKind::kNone;
+  // select: {dim, index}; slice: {dim, start, end, step} (start/end may be
+  // kUnset); diagonal: {offset, dim1, dim2}; as_strided: {offset or kUnset}
+  // plus `sizes`/`strides` below.
+  std::vector<Int> ints;
+  std::vector<Int> sizes;
+  std::vector<Int> strides;
+  // False when an argument is only known at run time (a SymInt): the view
+  // cannot be replayed, so the scatter never counts as its inverse.
+  bool replayable = false;
+  static constexpr Int kUnset = INT64_MIN;
+};
+
+// The geometry the view op named by `spec` produces on `base`, or nothing if the
+// arguments are out of range for it (the view op would raise).
+std::optional<Geometry> replay_view(const ScatterSpec& spec, const Geometry& base);
+
+}  // namespace fxinplace::core

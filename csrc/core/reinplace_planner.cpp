@@ -1,0 +1,313 @@
+#include "reinplace_planner.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "union_find.h"
+
+namespace fxinplace::core {
+
+int Plan::num_inplace() const {
+  return static_cast<int>(std::count_if(decisions.begin(), decisions.end(),
+                                        [](const Decision& d) { return d.action == Action::kInplace; }));
+}
+int Plan::num_scatters_removed() const {
+  return static_cast<int>(std::count_if(decisions.begin(), decisions.end(), [](const Decision& d) {
+    return d.action == Action::kRemoveScatter;
+  }));
+}
+int Plan::num_scatters_to_copy() const {
+  return static_cast<int>(std::count_if(decisions.begin(), decisions.end(), [](const Decision& d) {
+    return d.action == Action::kScatterToCopy;
+  }));
+}
+
+namespace {
+
+// Everything the planner knows about one alias class (a set of storages that
+// share memory, now or after the rewrites decided so far).
+struct AliasClass {
+  bool is_input = false;
+  // Latest node that reads the class and is neither a view of it nor a scatter.
+  NodeId last_read = kNoNode;
+  // Scatters that read the class, ascending; those before `pruned` are behind
+  // the walk and never matter again.
+  std::vector<NodeId> scatter_reads;
+  size_t pruned = 0;
+  // (geometry of a view's base, geometry of the view) for every view whose
+  // memory is in the class: a scatter that inverts one of them is not a read.
+  std::unordered_set<uint64_t> view_pairs;
+};
+
+uint64_t pair_key(GeomId base, GeomId view) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(base)) << 32) | static_cast<uint32_t>(view);
+}
+
+class Walk {
+ public:
+  Walk(const Graph& g, const std::vector<bool>& kept_scatters)
+      : g_(g),
+        kept_(kept_scatters),
+        storages_(static_cast<size_t>(g.num_storages())),
+        classes_(static_cast<size_t>(g.num_storages())),
+        rep_(g.size()),
+        decisions_(g.size()) {
+    for (size_t i = 0; i < g.size(); ++i) rep_[i] = static_cast<NodeId>(i);
+    summarise_uses();
+  }
+
+  void run() {
+    for (NodeId i = 0; i < static_cast<NodeId>(g_.size()); ++i) decide(i);
+  }
+  const std::vector<Decision>& decisions() const { return decisions_; }
+
+  // A removed scatter is only a no-op if, in the rewritten graph, its source
+  // already is the very memory it would write: same class as its base and
+  // exactly the geometry the inverted view has there. The stock pass assumes
+  // this from geometry alone; we check it, and keep any scatter where it fails.
+  std::vector<NodeId> unsound_removals() {
+    std::vector<NodeId> bad;
+    for (NodeId j = 0; j < static_cast<NodeId>(g_.size()); ++j) {
+      const Node& sc = g_.at(j);
+      if (decisions_[static_cast<size_t>(j)].action != Action::kRemoveScatter) continue;
+      const TensorValue* base = value(rep(sc.self));
+      const TensorValue* src = sc.scatter_src == kNoNode ? nullptr : value(rep(sc.scatter_src));
+      bool ok = base && src && root(base->storage) == root(src->storage);
+      if (ok) {
+        auto replay = replay_view(sc.scatter, g_.geometries().at(base->geom));
+        ok = replay && *replay == g_.geometries().at(src->geom);
+      }
+      if (!ok) bad.push_back(j);
+    }
+    return bad;
+  }
+
+  // After the walk: the node a use of `n` reads in the rewritten graph.
+  NodeId rep(NodeId n) const { return rep_[static_cast<size_t>(n)]; }
+
+ private:
+  AliasClass& cls(StorageId s) { return classes_[static_cast<size_t>(storages_.find(s))]; }
+  StorageId root(StorageId s) { return storages_.find(s); }
+  const TensorValue* value(NodeId n) const { return g_.single_result(n); }
+
+  void summarise_uses() {
+    for (NodeId j = 0; j < static_cast<NodeId>(g_.size()); ++j) {
+      const Node& user = g_.at(j);
+      if (user.kind == NodeKind::kInput || user.kind == NodeKind::kConstant)
+        for (const TensorValue& v : user.results) classes_[static_cast<size_t>(v.storage)].is_input = true;
+      if (user.view_of != kNoNode) {
+        const TensorValue* base = value(user.view_of);
+        if (base && user.results.size() == 1)
+          classes_[static_cast<size_t>(user.results[0].storage)].view_pairs.insert(
+              pair_key(base->geom, user.results[0].geom));
+      }
+      std::vector<NodeId> seen;
+      for (NodeId op : user.operands) {
+        if (std::find(seen.begin(), seen.end(), op) != seen.end()) continue;
+        seen.push_back(op);
+        for (const TensorValue& v : g_.at(op).results) record_use(j, v.storage);
+      }
+    }
+  }
+
+  // A node whose result lives in the storage it reads (a view, a getitem of a
+  // multi-output view) does not read the memory; it only names it.
+  void record_use(NodeId j, StorageId s) {
+    const Node& user = g_.at(j);
+    bool aliasing_user = (user.kind == NodeKind::kOp || user.kind == NodeKind::kGetItem) &&
+                         std::any_of(user.results.begin(), user.results.end(),
+                                     [s](const TensorValue& v) { return v.storage == s; });
+    if (aliasing_user) return;
+    AliasClass& c = classes_[static_cast<size_t>(s)];
+    if (user.kind == NodeKind::kOp && user.scatter.kind != ScatterKind::kNone) {
+      if (c.scatter_reads.empty() || c.scatter_reads.back() != j) c.scatter_reads.push_back(j);
+    } else {
+      c.last_read = std::max(c.last_read, j);
+    }
+  }
+
+  void merge(StorageId a, StorageId b) {
+    auto [win, lose] = storages_.unite(a, b);
+    if (win == lose) return;
+    AliasClass& w = classes_[static_cast<size_t>(win)];
+    AliasClass& l = classes_[static_cast<size_t>(lose)];
+    w.is_input = w.is_input || l.is_input;
+    w.last_read = std::max(w.last_read, l.last_read);
+    std::vector<NodeId> merged;
+    merged.reserve(w.scatter_reads.size() - w.pruned + l.scatter_reads.size() - l.pruned);
+    std::merge(w.scatter_reads.begin() + static_cast<std::ptrdiff_t>(w.pruned), w.scatter_reads.end(),
+               l.scatter_reads.begin() + static_cast<std::ptrdiff_t>(l.pruned), l.scatter_reads.end(),
+               std::back_inserter(merged));
+    merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+    w.scatter_reads = std::move(merged);
+    w.pruned = 0;
+    l.scatter_reads.clear();
+    if (w.view_pairs.size() < l.view_pairs.size()) std::swap(w.view_pairs, l.view_pairs);
+    w.view_pairs.insert(l.view_pairs.begin(), l.view_pairs.end());
+    l.view_pairs.clear();
+  }
+
+  // Does scatter `j` write back exactly a view some member of class `s` was
+  // taken as? Then, once that view was written in place, `j` is a no-op.
+  bool inverts_a_view(NodeId j, StorageId s) {
+    const Node& sc = g_.at(j);
+    if (kept_[static_cast<size_t>(j)] || sc.self == kNoNode) return false;
+    const TensorValue* base = value(rep(sc.self));
+    if (!base) return false;
+    auto replay = replay_view(sc.scatter, g_.geometries().at(base->geom));
+    if (!replay) return false;
+    GeomId view = g_.geometries().lookup(*replay);
+    return view != kNoGeom && cls(s).view_pairs.count(pair_key(base->geom, view)) > 0;
+  }
+
+  Decision refuse(Reason r, NodeId culprit = kNoNode) {
+    Decision d;
+    d.reason = r;
+    d.culprit = culprit;
+    return d;
+  }
+
+  // Checks that hold before liveness: metadata, inputs, operand aliasing.
+  Decision check_local(const Node& node, const TensorValue& self) {
+    const TensorValue* result = nullptr;
+    if (node.results.size() == 1) result = &node.results[0];
+    if (!node.is_resize) {
+      if (!result) return refuse(Reason::kResultNotSingleTensor);
+      if (result->dtype != self.dtype) return refuse(Reason::kMetadataMismatch);
+      if (result->shape != self.shape) return refuse(Reason::kShapeMismatch);
+      if (g_.geometries().at(self.geom).has_internal_overlap()) return refuse(Reason::kSelfOverlaps);
+    }
+    if (cls(self.storage).is_input) return refuse(Reason::kSelfIsInput);
+    NodeId me = rep(node.self);
+    StorageId my_class = root(self.storage);
+    bool skipped_self = false;
+    for (NodeId op : node.operands) {
+      NodeId other = rep(op);
+      if (!skipped_self && op == node.self) {
+        skipped_self = true;
+        continue;
+      }
+      if (other == me) return refuse(Reason::kSelfRepeated, op);
+      for (const TensorValue& v : g_.at(other).results) {
+        if (root(v.storage) != my_class) continue;
+        // Elementwise ops read each element before writing it, so an operand
+        // that is exactly self's memory (same geometry) is still safe.
+        if (node.pointwise && v.geom == self.geom) continue;
+        return refuse(Reason::kOperandAliasesSelf, op);
+      }
+    }
+    return Decision{};
+  }
+
+  void decide(NodeId i) {
+    const Node& node = g_.at(i);
+    if (node.kind != NodeKind::kOp || !node.self_is_tensor || node.self == kNoNode) return;
+    // A scatter already removed on behalf of an earlier op stays removed.
+    if (decisions_[static_cast<size_t>(i)].action == Action::kRemoveScatter) return;
+    if (node.view != ViewKind::kNone) {
+      decisions_[static_cast<size_t>(i)] = refuse(Reason::kView);
+      return;
+    }
+    NodeId self_node = rep(node.self);
+    const TensorValue* self = value(self_node);
+    if (!self) return;
+    Decision d = check_local(node, *self);
+    if (d.reason != Reason::kNotCandidate) {
+      decisions_[static_cast<size_t>(i)] = d;
+      return;
+    }
+    AliasClass& c = cls(self->storage);
+    if (c.last_read > i) {
+      decisions_[static_cast<size_t>(i)] = refuse(Reason::kUsedLater, c.last_read);
+      return;
+    }
+    while (c.pruned < c.scatter_reads.size() && c.scatter_reads[c.pruned] <= i) ++c.pruned;
+    std::vector<NodeId> removable;
+    for (size_t k = c.pruned; k < c.scatter_reads.size(); ++k) {
+      NodeId j = c.scatter_reads[k];
+      bool merged_in = false;
+      for (const TensorValue& v : g_.at(j).results)
+        merged_in = merged_in || root(v.storage) == root(self->storage);
+      if (merged_in) continue;
+      if (!inverts_a_view(j, self->storage)) {
+        decisions_[static_cast<size_t>(i)] = refuse(Reason::kUsedLater, j);
+        return;
+      }
+      removable.push_back(j);
+    }
+    Decision& out = decisions_[static_cast<size_t>(i)];
+    bool is_scatter = node.scatter.kind != ScatterKind::kNone;
+    if (is_scatter) {
+      out.action = Action::kScatterToCopy;
+    } else if (node.has_inplace) {
+      out.action = Action::kInplace;
+    } else {
+      out = refuse(Reason::kNoInplaceVariant);
+      return;
+    }
+    out.reason = Reason::kDone;
+    out.replacement = self_node;
+    rep_[static_cast<size_t>(i)] = self_node;
+    if (const TensorValue* mine = value(i)) merge(self->storage, mine->storage);
+    for (NodeId j : removable) remove_scatter(j);
+  }
+
+  // The scatter's users read its base from now on. Its storage joins the
+  // base's class when a view of it exists (that view now names base memory).
+  void remove_scatter(NodeId j) {
+    Decision& d = decisions_[static_cast<size_t>(j)];
+    const Node& sc = g_.at(j);
+    NodeId base = rep(sc.self);
+    d.action = Action::kRemoveScatter;
+    d.reason = Reason::kDone;
+    d.replacement = base;
+    rep_[static_cast<size_t>(j)] = base;
+    const TensorValue* mine = value(j);
+    const TensorValue* base_value = value(base);
+    if (mine && base_value && has_view_user(j)) merge(base_value->storage, mine->storage);
+  }
+
+  bool has_view_user(NodeId j) {
+    if (view_users_.empty()) {
+      view_users_.assign(g_.size(), false);
+      for (size_t k = 0; k < g_.size(); ++k) {
+        NodeId base = g_.at(static_cast<NodeId>(k)).view_of;
+        const Node& n = g_.at(static_cast<NodeId>(k));
+        if (n.kind == NodeKind::kOp && n.view == ViewKind::kSingle && base != kNoNode)
+          view_users_[static_cast<size_t>(base)] = true;
+        if (n.kind == NodeKind::kOp && n.view == ViewKind::kMulti && n.self != kNoNode)
+          view_users_[static_cast<size_t>(n.self)] = true;
+      }
+    }
+    return view_users_[static_cast<size_t>(j)];
+  }
+
+  const Graph& g_;
+  const std::vector<bool>& kept_;
+  UnionFind storages_;
+  std::vector<AliasClass> classes_;
+  std::vector<NodeId> rep_;
+  std::vector<Decision> decisions_;
+  std::vector<bool> view_users_;
+
+};
+
+}  // namespace
+
+Plan plan_reinplace(const Graph& graph) {
+  std::vector<bool> kept(graph.size(), false);
+  Plan plan;
+  while (true) {
+    ++plan.walks;
+    Walk walk(graph, kept);
+    walk.run();
+    std::vector<NodeId> bad = walk.unsound_removals();
+    if (bad.empty()) {
+      plan.decisions = walk.decisions();
+      return plan;
+    }
+    for (NodeId j : bad) kept[static_cast<size_t>(j)] = true;
+  }
+}
+
+}  // namespace fxinplace::core

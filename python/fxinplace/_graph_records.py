@@ -1,0 +1,209 @@
+"""Validate an fx.Graph and flatten it into the node records `_C.plan` reads.
+
+Record layout (one tuple per node, graph order):
+  (kind, name, view_kind, self_is_tensor, has_inplace, pointwise, is_resize,
+   scatter, self, scatter_src, view_of, operands, results)
+scatter = None or (kind, ints, sizes, strides, replayable); node references are
+indices; results = [(storage, sizes, strides, offset, dtype_code), ...].
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+from fxinplace._errors import ReinplaceInputError
+from fxinplace._op_info import VIEW_MULTI, VIEW_SINGLE, op_info
+
+KIND_INPUT, KIND_CONSTANT, KIND_OP, KIND_GETITEM, KIND_OTHER, KIND_OUTPUT = range(6)
+UNSET = -(2**63)
+
+
+def validate(gm: Any, sample_args: tuple) -> None:
+    """Raise ReinplaceInputError naming the first node the pass cannot handle."""
+    if not isinstance(gm, GraphModule):
+        raise TypeError(f"reinplace expects a torch.fx.GraphModule, got {type(gm).__name__}")
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(sample_args):
+        raise TypeError(
+            f"the graph has {len(placeholders)} placeholders "
+            f"({', '.join(n.name for n in placeholders)}) but {len(sample_args)} sample args were given"
+        )
+    for node in gm.graph.nodes:
+        if node.op in ("call_module", "call_method"):
+            raise ReinplaceInputError(
+                f"node {node.name!r}: {node.op} nodes are not supported; trace to ATen ops "
+                "first (make_fx(functionalize(f)))"
+            )
+        if node.op != "call_function":
+            continue
+        target = node.target
+        if isinstance(target, torch._ops.HigherOrderOperator):
+            raise ReinplaceInputError(
+                f"node {node.name!r}: higher-order op {target.name()} is not supported"
+            )
+        if isinstance(target, torch._ops.OpOverloadPacket):
+            raise ReinplaceInputError(
+                f"node {node.name!r}: target {target} is an overload packet; "
+                "the pass needs a concrete overload such as torch.ops.aten.add.Tensor"
+            )
+        if isinstance(target, torch._ops.OpOverload):
+            if op_info(target).mutates and not _is_input_copy(node):
+                raise ReinplaceInputError(
+                    f"node {node.name!r}: {target} mutates its arguments; the pass expects a "
+                    "functional graph (the only mutation allowed is copy_ into a graph input)"
+                )
+            continue
+        if target is operator.getitem:
+            continue
+
+
+def _is_input_copy(node: Node) -> bool:
+    dst = node.args[0] if node.args else None
+    return (
+        node.target is torch.ops.aten.copy_.default
+        and isinstance(dst, Node)
+        and dst.op == "placeholder"
+    )
+
+
+def _reject_tensor_math(node: Node, env: dict[Node, Any]) -> None:
+    touched = [env.get(n) for n in node.all_input_nodes] + [env.get(node)]
+    if _tensor_leaves(touched, []):
+        name = getattr(node.target, "__name__", str(node.target))
+        raise ReinplaceInputError(
+            f"node {node.name!r}: target {name} is not an ATen operator overload but handles "
+            "tensors; trace with make_fx to get an ATen graph"
+        )
+
+
+class _Storages:
+    def __init__(self) -> None:
+        self.ids: dict[int, int] = {}
+
+    def id(self, t: torch.Tensor) -> int:
+        key = t.untyped_storage()._cdata
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = len(self.ids)
+        return found
+
+
+_DTYPE_CODES: dict[torch.dtype, int] = {}
+
+
+def _dtype_code(dtype: torch.dtype) -> int:
+    code = _DTYPE_CODES.get(dtype)
+    if code is None:
+        code = _DTYPE_CODES[dtype] = len(_DTYPE_CODES)
+    return code
+
+
+def _tensor_leaves(value: Any, out: list) -> list:
+    if isinstance(value, torch.Tensor):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _tensor_leaves(v, out)
+    return out
+
+
+def _all_nodes(value: Any, out: list) -> list:
+    if isinstance(value, Node):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _all_nodes(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _all_nodes(v, out)
+    return out
+
+
+def _bind(target: torch._ops.OpOverload, node: Node) -> dict[str, Any]:
+    bound: dict[str, Any] = {}
+    for i, arg in enumerate(target._schema.arguments):
+        if i < len(node.args):
+            bound[arg.name] = node.args[i]
+        elif arg.name in node.kwargs:
+            bound[arg.name] = node.kwargs[arg.name]
+        elif arg.has_default_value():
+            bound[arg.name] = arg.default_value
+    return bound
+
+
+def _scatter_spec(kind: int, target: torch._ops.OpOverload, node: Node) -> tuple:
+    b = _bind(target, node)
+    try:
+        if kind == 1:
+            ints, sizes, strides = [b["dim"], b["index"]], [], []
+        elif kind == 2:
+            ints = [b["dim"], b.get("start"), b.get("end"), b["step"]]
+            sizes, strides = [], []
+        elif kind == 3:
+            ints, sizes, strides = [b["offset"], b["dim1"], b["dim2"]], [], []
+        else:
+            ints, sizes, strides = [b.get("storage_offset")], list(b["size"]), list(b["stride"])
+        ints = [UNSET if v is None else v for v in ints]
+        if all(type(v) is int for v in ints + sizes + strides):
+            return (kind, ints, sizes, strides, True)
+    except (KeyError, TypeError):
+        pass
+    return (kind, [], [], [], False)
+
+
+def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Node], int]:
+    nodes = list(gm.graph.nodes)
+    index = {n: i for i, n in enumerate(nodes)}
+    storages = _Storages()
+    records = []
+    for node in nodes:
+        results = []
+        for t in _tensor_leaves(env.get(node), []):
+            results.append(
+                (storages.id(t), list(t.shape), list(t.stride()), t.storage_offset(), _dtype_code(t.dtype))
+            )
+        kind, view, self_is_tensor, has_inplace, pointwise, is_resize = KIND_OTHER, 0, False, False, False, False
+        scatter, self_idx, src_idx, view_of = None, None, None, None
+        target = node.target
+        if node.op == "placeholder":
+            kind = KIND_INPUT
+        elif node.op == "get_attr":
+            kind = KIND_CONSTANT
+        elif node.op == "output":
+            kind, results = KIND_OUTPUT, []
+        elif not isinstance(target, torch._ops.OpOverload) and target is not operator.getitem:
+            _reject_tensor_math(node, env)
+        elif target is operator.getitem:
+            kind = KIND_GETITEM
+            base = node.args[0]
+            if isinstance(base, Node) and isinstance(base.target, torch._ops.OpOverload):
+                if op_info(base.target).view == VIEW_MULTI and isinstance(base.args[0], Node):
+                    view_of = index[base.args[0]]
+        elif isinstance(target, torch._ops.OpOverload):
+            kind = KIND_OP
+            info = op_info(target)
+            view, self_is_tensor, pointwise, is_resize = info.view, info.self_is_tensor, info.pointwise, info.is_resize
+            has_inplace = info.inplace is not None
+            self_node = node.args[0] if node.args else node.kwargs.get(info.first_arg_name)
+            if isinstance(self_node, Node):
+                self_idx = index[self_node]
+                if view == VIEW_SINGLE:
+                    view_of = self_idx
+            if info.scatter_kind:
+                scatter = _scatter_spec(info.scatter_kind, target, node)
+                src = node.args[1] if len(node.args) > 1 else node.kwargs.get("src")
+                if isinstance(src, Node):
+                    src_idx = index[src]
+        if kind == KIND_OP and self_is_tensor:
+            operands = [index[n] for n in _all_nodes((node.args, node.kwargs), [])]
+        else:
+            operands = [index[n] for n in node.all_input_nodes]
+        records.append(
+            (kind, node.name, view, self_is_tensor, has_inplace, pointwise, is_resize,
+             scatter, self_idx, src_idx, view_of, operands, results)
+        )
+    return records, nodes, len(storages.ids)

@@ -1,0 +1,177 @@
+"""What each node of a graph computes, as meta (or fake) tensors, from the sample args.
+
+The planner needs, per node, the storage, sizes, strides, offset and dtype of its
+tensors. Running every op on meta tensors is exact but slow in this torch (many
+meta kernels are Python refs), so the fast path trusts `node.meta['val']` for
+ops that allocate, and runs only views (cheap C++ kernels) to get storage
+sharing and offsets right. When the recorded values do not describe these
+sample args, or an op has no meta kernel (data-dependent shapes), the whole
+graph is replayed under a fresh FakeTensorMode instead, as the stock pass does.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+from fxinplace._errors import ReinplaceInputError
+from fxinplace._op_info import ALIASING_WITHOUT_ANNOTATION, VIEW_NONE, op_info
+
+
+class _NeedsFake(Exception):
+    pass
+
+
+def _map(value: Any, env: dict[Node, Any]) -> Any:
+    if isinstance(value, Node):
+        return env[value]
+    if isinstance(value, (list, tuple)):
+        mapped = [_map(v, env) for v in value]
+        return mapped if isinstance(value, list) else tuple(mapped)
+    if isinstance(value, dict):
+        return {k: _map(v, env) for k, v in value.items()}
+    return value
+
+
+def _static(t: torch.Tensor) -> bool:
+    return all(type(s) is int for s in t.shape) and all(type(s) is int for s in t.stride())
+
+
+def _check_tensor_kind(t: torch.Tensor, where: str) -> None:
+    if t.is_sparse or t.layout != torch.strided:
+        raise ReinplaceInputError(f"{where}: sparse or non-strided tensors are not supported")
+    if t.is_quantized:
+        raise ReinplaceInputError(f"{where}: quantized tensors are not supported")
+
+
+def attr_of(gm: GraphModule, target: str) -> Any:
+    obj: Any = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class _MetaInputs:
+    """Meta copies of real tensors that keep which of them share a storage."""
+
+    def __init__(self) -> None:
+        self._bases: dict[int, torch.Tensor] = {}
+
+    def convert(self, t: torch.Tensor) -> torch.Tensor:
+        key = t.untyped_storage()._cdata
+        base = self._bases.get(key)
+        if base is None or base.dtype != t.dtype:
+            numel = t.untyped_storage().nbytes() // max(t.element_size(), 1)
+            base = torch.empty(numel, dtype=t.dtype, device="meta")
+            self._bases.setdefault(key, base)
+        return base.as_strided(t.shape, t.stride(), t.storage_offset())
+
+
+def _vals_describe(gm: GraphModule, sample_args: tuple) -> bool:
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node, arg in zip(placeholders, sample_args):
+        val = node.meta.get("val")
+        if isinstance(arg, torch.Tensor):
+            if not isinstance(val, torch.Tensor) or not _static(val):
+                return False
+            if val.shape != arg.shape or val.dtype != arg.dtype or val.stride() != arg.stride():
+                return False
+        elif isinstance(val, torch.Tensor):
+            return False
+    return True
+
+
+def _from_val(val: Any) -> Any:
+    if isinstance(val, torch.Tensor):
+        if not _static(val):
+            raise _NeedsFake
+        return torch.empty_strided(val.shape, val.stride(), dtype=val.dtype, device="meta")
+    if isinstance(val, (list, tuple)):
+        return type(val)(_from_val(v) for v in val)
+    if isinstance(val, torch.SymInt):
+        raise _NeedsFake
+    return val
+
+
+def _run(node: Node, env: dict[Node, Any]) -> Any:
+    args = _map(node.args, env)
+    kwargs = _map(node.kwargs, env)
+    return node.target(*args, **kwargs)
+
+
+def _propagate(gm: GraphModule, sample_args: tuple, *, use_vals: bool) -> dict[Node, Any]:
+    inputs = _MetaInputs()
+    env: dict[Node, Any] = {}
+    args_iter = iter(sample_args)
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            arg = next(args_iter)
+            env[node] = inputs.convert(arg) if isinstance(arg, torch.Tensor) else arg
+        elif node.op == "get_attr":
+            value = attr_of(gm, node.target)
+            env[node] = inputs.convert(value) if isinstance(value, torch.Tensor) else value
+        elif node.op == "call_function":
+            target = node.target
+            if target is operator.getitem or not isinstance(target, torch._ops.OpOverload):
+                env[node] = _run(node, env)
+                continue
+            info = op_info(target)
+            if info.mutates:
+                # Only copy_ into an input gets here: its result is that input.
+                env[node] = env[node.args[0]]
+            elif (
+                use_vals
+                and info.view == VIEW_NONE
+                and target not in ALIASING_WITHOUT_ANNOTATION
+                and "val" in node.meta
+            ):
+                env[node] = _from_val(node.meta["val"])
+            else:
+                try:
+                    env[node] = _run(node, env)
+                except Exception as e:
+                    raise _NeedsFake from e
+    return env
+
+
+def _propagate_fake(gm: GraphModule, sample_args: tuple) -> dict[Node, Any]:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    env: dict[Node, Any] = {}
+    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+        args_iter = iter(sample_args)
+        for node in gm.graph.nodes:
+            if node.op == "placeholder":
+                arg = next(args_iter)
+                env[node] = mode.from_tensor(arg) if isinstance(arg, torch.Tensor) else arg
+            elif node.op == "get_attr":
+                value = attr_of(gm, node.target)
+                env[node] = mode.from_tensor(value) if isinstance(value, torch.Tensor) else value
+            elif node.op == "call_function":
+                try:
+                    env[node] = _run(node, env)
+                except Exception as e:
+                    raise ReinplaceInputError(
+                        f"node {node.name!r} ({node.format_node()}): cannot compute its "
+                        f"metadata from the sample args: {type(e).__name__}: {e}"
+                    ) from e
+    return env
+
+
+def propagate(gm: GraphModule, sample_args: tuple) -> tuple[dict[Node, Any], str]:
+    """Returns (value of every node, which path computed it: 'meta' or 'fake')."""
+    for i, arg in enumerate(sample_args):
+        if isinstance(arg, torch.Tensor):
+            _check_tensor_kind(arg, f"sample arg {i}")
+    for node in gm.graph.nodes:
+        if node.op == "get_attr":
+            value = attr_of(gm, node.target)
+            if isinstance(value, torch.Tensor):
+                _check_tensor_kind(value, f"node {node.name!r} (get_attr {node.target})")
+    try:
+        return _propagate(gm, sample_args, use_vals=_vals_describe(gm, sample_args)), "meta"
+    except _NeedsFake:
+        return _propagate_fake(gm, sample_args), "fake"

@@ -1,0 +1,77 @@
+"""Per-operator facts (view kind, in-place sibling, ...) read natively from schemas, cached."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from fxinplace import _C
+
+# The four view ops whose `*_scatter` inverse functionalization emits.
+SCATTER_KINDS: dict[Any, int] = {
+    torch.ops.aten.select_scatter.default: 1,
+    torch.ops.aten.slice_scatter.default: 2,
+    torch.ops.aten.diagonal_scatter.default: 3,
+    torch.ops.aten.as_strided_scatter.default: 4,
+}
+SCATTER_VIEWS: dict[Any, Any] = {
+    torch.ops.aten.select_scatter.default: torch.ops.aten.select.int,
+    torch.ops.aten.slice_scatter.default: torch.ops.aten.slice.Tensor,
+    torch.ops.aten.diagonal_scatter.default: torch.ops.aten.diagonal.default,
+    torch.ops.aten.as_strided_scatter.default: torch.ops.aten.as_strided.default,
+}
+
+# Ops whose result shares its input's memory at run time although their schema
+# does not say so; the metadata pass runs them instead of trusting `meta['val']`.
+ALIASING_WITHOUT_ANNOTATION = {torch.ops.aten._unsafe_view.default}
+
+VIEW_NONE, VIEW_SINGLE, VIEW_MULTI = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    view: int
+    self_is_tensor: bool
+    mutates: bool
+    pointwise: bool
+    first_arg_name: str
+    inplace: torch._ops.OpOverload | None
+    scatter_kind: int
+    is_resize: bool
+
+
+_cache: dict[Any, OpInfo] = {}
+
+
+def op_info(target: torch._ops.OpOverload) -> OpInfo:
+    info = _cache.get(target)
+    if info is None:
+        info = _cache[target] = _read(target)
+    return info
+
+
+def _read(target: torch._ops.OpOverload) -> OpInfo:
+    schema = target._schema
+    facts = _C.op_facts(schema.name, schema.overload_name)
+    inplace = None
+    if facts["has_inplace"]:
+        namespace, name = schema.name.split("::", 1)
+        packet = getattr(getattr(torch.ops, namespace), name + "_")
+        inplace = getattr(packet, facts["inplace_overload"] or "default")
+    return OpInfo(
+        view=facts["view"],
+        self_is_tensor=facts["self_is_tensor"],
+        mutates=facts["mutates"],
+        pointwise=facts["pointwise"],
+        first_arg_name=facts["first_arg_name"],
+        inplace=inplace,
+        scatter_kind=SCATTER_KINDS.get(target, 0),
+        is_resize=target is torch.ops.aten.resize.default,
+    )
+
+
+def is_getitem(target: Any) -> bool:
+    return target is operator.getitem

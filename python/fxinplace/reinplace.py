@@ -1,0 +1,84 @@
+"""`fxinplace.reinplace`: a native drop-in for torch.fx.passes.reinplace.reinplace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch.fx import GraphModule
+
+from fxinplace import _C
+from fxinplace._apply_plan import apply_plan
+from fxinplace._graph_records import build_records, validate
+from fxinplace._metadata import propagate
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What happened to one node, and why."""
+
+    node: str
+    action: str  # keep | inplace | scatter_to_copy | remove_scatter
+    reason: str
+    culprit: str | None  # the node behind a refusal (a later use, an aliasing operand)
+
+
+@dataclass
+class ReinplaceReport:
+    graph_module: GraphModule
+    decisions: list[Decision] = field(default_factory=list)
+    metadata_path: str = "meta"  # "meta": recorded values + meta views; "fake": FakeTensor replay
+    walks: int = 1
+
+    @property
+    def num_reinplaced(self) -> int:
+        return sum(d.action == "inplace" for d in self.decisions)
+
+    @property
+    def num_scatters_removed(self) -> int:
+        return sum(d.action == "remove_scatter" for d in self.decisions)
+
+    @property
+    def num_scatters_to_copy(self) -> int:
+        return sum(d.action == "scatter_to_copy" for d in self.decisions)
+
+    def explain(self, *, include_non_candidates: bool = False) -> str:
+        lines = []
+        for d in self.decisions:
+            if d.action == "keep" and d.reason.startswith("not a candidate") and not include_non_candidates:
+                continue
+            why = d.reason if d.action == "keep" else "done"
+            culprit = f" (see {d.culprit})" if d.culprit else ""
+            lines.append(f"{d.node}: {d.action}: {why}{culprit}")
+        return "\n".join(lines)
+
+
+def reinplace_report(gm: GraphModule, *sample_args: Any) -> ReinplaceReport:
+    """Re-inplace `gm` like `reinplace`, and return every decision with its reason."""
+    validate(gm, sample_args)
+    env, path = propagate(gm, sample_args)
+    records, nodes, num_storages = build_records(gm, env)
+    del env
+    decisions, walks = _C.plan(records, num_storages)
+    report = ReinplaceReport(gm, metadata_path=path, walks=walks)
+    for node, (action, reason, culprit, _repl) in zip(nodes, decisions):
+        report.decisions.append(
+            Decision(
+                node=node.name,
+                action=_C.action_name(action),
+                reason=_C.reason_text(reason),
+                culprit=nodes[culprit].name if culprit >= 0 else None,
+            )
+        )
+    apply_plan(gm, nodes, decisions)
+    gm.recompile()
+    return report
+
+
+def reinplace(gm: GraphModule, *sample_args: Any) -> GraphModule:
+    """Turn out-of-place ops whose `self` is dead afterwards into their in-place overloads.
+
+    Same contract as torch.fx.passes.reinplace.reinplace: mutates `gm`, recompiles it
+    and returns it. Sample args give the inputs' shapes and aliasing.
+    """
+    return reinplace_report(gm, *sample_args).graph_module

@@ -1,0 +1,1 @@
+"""Testing utilities for fxinplace (random program generation for differential tests)."""
