@@ -38,7 +38,7 @@ def apply_plan(gm: GraphModule, nodes: list[Node], decisions: list[tuple]) -> No
     graph = gm.graph
     replacement = [d[3] if d[0] != ACTION_KEEP else -1 for d in decisions]
     to_erase: list[Node] = []
-    for i, (node, (action, _reason, _culprit, _repl)) in enumerate(zip(nodes, decisions)):
+    for i, (node, (action, _reason, _culprit, _repl)) in enumerate(zip(nodes, decisions, strict=True)):
         if action == ACTION_KEEP:
             continue
         if action == ACTION_INPLACE:

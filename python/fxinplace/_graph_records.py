@@ -42,9 +42,7 @@ def validate(gm: Any, sample_args: tuple) -> None:
             continue
         target = node.target
         if isinstance(target, torch._ops.HigherOrderOperator):
-            raise ReinplaceInputError(
-                f"node {node.name!r}: higher-order op {target.name()} is not supported"
-            )
+            raise ReinplaceInputError(f"node {node.name!r}: higher-order op {target.name()} is not supported")
         if isinstance(target, torch._ops.OpOverloadPacket):
             raise ReinplaceInputError(
                 f"node {node.name!r}: target {target} is an overload packet; "
@@ -63,11 +61,7 @@ def validate(gm: Any, sample_args: tuple) -> None:
 
 def _is_input_copy(node: Node) -> bool:
     dst = node.args[0] if node.args else None
-    return (
-        node.target is torch.ops.aten.copy_.default
-        and isinstance(dst, Node)
-        and dst.op == "placeholder"
-    )
+    return node.target is torch.ops.aten.copy_.default and isinstance(dst, Node) and dst.op == "placeholder"
 
 
 def _reject_tensor_math(node: Node, env: dict[Node, Any]) -> None:
@@ -78,6 +72,26 @@ def _reject_tensor_math(node: Node, env: dict[Node, Any]) -> None:
             f"node {node.name!r}: target {name} is not an ATen operator overload but handles "
             "tensors; trace with make_fx to get an ATen graph"
         )
+
+
+class _Symbols:
+    """Stands in for symbolic sizes: one large int per distinct expression, so equal
+    expressions compare equal and an unknown size never looks like 0 or 1."""
+
+    BASE = 2**62
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+
+    def ints(self, values: Any) -> list[int]:
+        return [v if type(v) is int else self.one(v) for v in values]
+
+    def one(self, v: Any) -> int:
+        key = str(v)
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = self.BASE + len(self.ids)
+        return found
 
 
 class _Storages:
@@ -159,14 +173,29 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
     nodes = list(gm.graph.nodes)
     index = {n: i for i, n in enumerate(nodes)}
     storages = _Storages()
+    symbols = _Symbols()
     records = []
     for node in nodes:
         results = []
         for t in _tensor_leaves(env.get(node), []):
+            offset = t.storage_offset()
             results.append(
-                (storages.id(t), list(t.shape), list(t.stride()), t.storage_offset(), _dtype_code(t.dtype))
+                (
+                    storages.id(t),
+                    symbols.ints(t.shape),
+                    symbols.ints(t.stride()),
+                    offset if type(offset) is int else symbols.one(offset),
+                    _dtype_code(t.dtype),
+                )
             )
-        kind, view, self_is_tensor, has_inplace, pointwise, is_resize = KIND_OTHER, 0, False, False, False, False
+        kind, view, self_is_tensor, has_inplace, pointwise, is_resize = (
+            KIND_OTHER,
+            0,
+            False,
+            False,
+            False,
+            False,
+        )
         scatter, self_idx, src_idx, view_of = None, None, None, None
         target = node.target
         if node.op == "placeholder":
@@ -186,7 +215,12 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
         elif isinstance(target, torch._ops.OpOverload):
             kind = KIND_OP
             info = op_info(target)
-            view, self_is_tensor, pointwise, is_resize = info.view, info.self_is_tensor, info.pointwise, info.is_resize
+            view, self_is_tensor, pointwise, is_resize = (
+                info.view,
+                info.self_is_tensor,
+                info.pointwise,
+                info.is_resize,
+            )
             has_inplace = info.inplace is not None
             self_node = node.args[0] if node.args else node.kwargs.get(info.first_arg_name)
             if isinstance(self_node, Node):
@@ -203,7 +237,20 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
         else:
             operands = [index[n] for n in node.all_input_nodes]
         records.append(
-            (kind, node.name, view, self_is_tensor, has_inplace, pointwise, is_resize,
-             scatter, self_idx, src_idx, view_of, operands, results)
+            (
+                kind,
+                node.name,
+                view,
+                self_is_tensor,
+                has_inplace,
+                pointwise,
+                is_resize,
+                scatter,
+                self_idx,
+                src_idx,
+                view_of,
+                operands,
+                results,
+            )
         )
     return records, nodes, len(storages.ids)

@@ -72,7 +72,7 @@ class _MetaInputs:
 
 def _vals_describe(gm: GraphModule, sample_args: tuple) -> bool:
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    for node, arg in zip(placeholders, sample_args):
+    for node, arg in zip(placeholders, sample_args, strict=True):
         val = node.meta.get("val")
         if isinstance(arg, torch.Tensor):
             if not isinstance(val, torch.Tensor) or not _static(val):
@@ -139,9 +139,12 @@ def _propagate(gm: GraphModule, sample_args: tuple, *, use_vals: bool) -> dict[N
 
 def _propagate_fake(gm: GraphModule, sample_args: tuple) -> dict[Node, Any]:
     from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
     env: dict[Node, Any] = {}
-    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+    # A ShapeEnv lets data-dependent ops (nonzero, masked_select) produce
+    # symbolic sizes instead of failing.
+    with FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv()) as mode:
         args_iter = iter(sample_args)
         for node in gm.graph.nodes:
             if node.op == "placeholder":

@@ -28,6 +28,10 @@ SCATTER_VIEWS: dict[Any, Any] = {
 # does not say so; the metadata pass runs them instead of trusting `meta['val']`.
 ALIASING_WITHOUT_ANNOTATION = {torch.ops.aten._unsafe_view.default}
 
+# Elementwise in effect though not tagged pointwise: reading self's own memory
+# through an identically laid-out alias is safe for them.
+ELEMENTWISE_UNTAGGED = {torch.ops.aten.copy.default}
+
 VIEW_NONE, VIEW_SINGLE, VIEW_MULTI = 0, 1, 2
 
 
@@ -65,7 +69,7 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         view=facts["view"],
         self_is_tensor=facts["self_is_tensor"],
         mutates=facts["mutates"],
-        pointwise=facts["pointwise"],
+        pointwise=facts["pointwise"] or target in ELEMENTWISE_UNTAGGED,
         first_arg_name=facts["first_arg_name"],
         inplace=inplace,
         scatter_kind=SCATTER_KINDS.get(target, 0),

@@ -61,7 +61,7 @@ def reinplace_report(gm: GraphModule, *sample_args: Any) -> ReinplaceReport:
     del env
     decisions, walks = _C.plan(records, num_storages)
     report = ReinplaceReport(gm, metadata_path=path, walks=walks)
-    for node, (action, reason, culprit, _repl) in zip(nodes, decisions):
+    for node, (action, reason, culprit, _repl) in zip(nodes, decisions, strict=True):
         report.decisions.append(
             Decision(
                 node=node.name,

@@ -178,19 +178,19 @@ def _execute(callable_: Callable[..., Any], make_args: Callable[[], Sequence[Any
 
 def _compare(label: str, run: _Run, eager: _Run, oracle: _Run | None) -> list[str]:
     problems: list[str] = []
-    if len(run.out_leaves) != len(eager.out_leaves):
-        problems.append(f"{label}: {len(run.out_leaves)} output leaves, eager has {len(eager.out_leaves)}")
+    if run.out_spec != eager.out_spec:
+        problems.append(f"{label}: output structure {run.out_spec} differs from eager's {eager.out_spec}")
         return problems
-    for i, (got, want) in enumerate(zip(run.out_leaves, eager.out_leaves)):
+    for i, (got, want) in enumerate(zip(run.out_leaves, eager.out_leaves, strict=True)):
         why = _values_equal(got, want)
         if why is not None:
             problems.append(f"{label}: output[{i}] differs from eager: {why}")
-    for i, (got, want) in enumerate(zip(run.args_after, eager.args_after)):
+    for i, (got, want) in enumerate(zip(run.args_after, eager.args_after, strict=True)):
         why = _values_equal(got, want)
         if why is not None:
             problems.append(f"{label}: input[{i}] post-state differs from eager: {why}")
-    if oracle is not None:
-        for i, (got, want) in enumerate(zip(run.input_aliases, oracle.input_aliases)):
+    if oracle is not None and oracle.out_spec == run.out_spec:
+        for i, (got, want) in enumerate(zip(run.input_aliases, oracle.input_aliases, strict=True)):
             if got != want:
                 problems.append(
                     f"{label}: output[{i}] aliases inputs {sorted(got or ())}, "

@@ -106,7 +106,7 @@ def _layout(t: torch.Tensor) -> tuple:
 def _offsets(t: torch.Tensor) -> list[int]:
     """Storage offsets (in elements) of every element of ``t``."""
     offs = [t.storage_offset()]
-    for size, stride in zip(t.shape, t.stride()):
+    for size, stride in zip(t.shape, t.stride(), strict=True):
         offs = [o + i * stride for o in offs for i in range(size)]
     return offs
 
@@ -139,7 +139,7 @@ def _bcast_to(src: Sequence[int], dst: Sequence[int]) -> bool:
     return _broadcast(src, dst) == tuple(dst)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _factor_shapes(numel: int) -> tuple[tuple[int, ...], ...]:
     """All shapes of 1 to 3 dims with the given number of elements."""
     out: list[tuple[int, ...]] = [(numel,)]
@@ -177,6 +177,9 @@ class _Builder:
         self.lines: list[str] = []  # body statements of f
         self.live: list[str] = []  # named tensors, in creation order
         self.inputs: list[str] = []
+        # Names whose functionalization view chain is empty (inputs and
+        # fresh intermediates); as_strided is only applied to these.
+        self.fresh: set[str] = set()
         self.counter = 0
         self.make_args_src = self._gen_inputs()
         ns: dict = {"torch": torch}
@@ -189,7 +192,7 @@ class _Builder:
     def _reset_env(self) -> None:
         """(Re)run the accepted statements from fresh inputs."""
         self.ns: dict = {"torch": torch}
-        self.ns.update(zip(self.inputs, self._make_args()))
+        self.ns.update(zip(self.inputs, self._make_args(), strict=True))
         for line in self.lines:
             exec(line, self.ns)
         self._recompute_roots()
@@ -207,7 +210,7 @@ class _Builder:
             if name in self.inputs:
                 self.input_storages.append(key)
 
-    def _try(self, line: str, new_var: str | None = None) -> bool:
+    def _try(self, line: str, new_var: str | None = None, compute: bool = False) -> bool:
         try:
             exec(line, self.ns)
         except Exception:  # noqa: BLE001 - any failure just rejects the candidate
@@ -222,6 +225,8 @@ class _Builder:
             key = _storage_key(t)
             if key not in self.roots:
                 self.roots[key] = t
+                if compute:
+                    self.fresh.add(new_var)
         return True
 
     def _eval(self, expr: str) -> torch.Tensor | None:
@@ -320,6 +325,7 @@ class _Builder:
             name = f"x{i}"
             self.inputs.append(name)
             self.live.append(name)
+            self.fresh.add(name)
             # Occasionally a non-contiguous (transposed) input.
             transposed = len(shape) == 2 and shape[0] != shape[1] and rng.random() < 0.15
             make_shape = (shape[1], shape[0]) if transposed else shape
@@ -334,12 +340,15 @@ class _Builder:
 
     # ---- views -------------------------------------------------------------
 
-    def _as_strided_ok(self, t: torch.Tensor) -> bool:
+    def _as_strided_ok(self, name: str, t: torch.Tensor) -> bool:
         # as_strided takes an absolute storage offset; only use it where the
         # tensor *is* its storage so that every functionalization mode
-        # (including view -> view_copy) agrees on its meaning.
+        # (including view -> view_copy) agrees on its meaning. It must also
+        # start the view chain: functionalization rejects mutations through
+        # a chain with as_strided anywhere but first (pytorch#104505).
         return (
-            t.is_contiguous()
+            name in self.fresh
+            and t.is_contiguous()
             and t.storage_offset() == 0
             and t.numel() * t.element_size() == t.untyped_storage().nbytes()
         )
@@ -349,7 +358,12 @@ class _Builder:
         nd = t.dim()
         shape = tuple(t.shape)
         numel = t.numel()
-        kinds = ["view", "reshape"]
+        kinds = ["view", "view"]
+        if t.is_contiguous():
+            # reshape/flatten alias or copy depending on strides, which
+            # functionalization with view_copy ops does not preserve. On a
+            # contiguous tensor they are always views.
+            kinds.append("reshape")
         if nd >= 1:
             kinds += ["slice", "select", "narrow", "split", "unbind", "index", "index"]
         if nd == 2:
@@ -362,7 +376,7 @@ class _Builder:
             kinds += ["expand", "squeeze"]
         elif nd < 3 and numel * 2 <= _MAX_NUMEL:
             kinds.append("expand")
-        if self._as_strided_ok(t):
+        if self._as_strided_ok(src, t):
             kinds += ["as_strided", "as_strided"]
         kind = rng.choice(kinds)
 
@@ -431,10 +445,12 @@ class _Builder:
                 return f"{src}.squeeze()"
             return f"{src}.squeeze({rng.choice(ones)})"
         if kind == "expand":
-            new_shape = [
-                (rng.choice((2, 3, 4)) if s == 1 and rng.random() < 0.8 else (-1 if rng.random() < 0.3 else s))
-                for s in shape
-            ]
+            new_shape = []
+            for s in shape:
+                if s == 1 and rng.random() < 0.8:
+                    new_shape.append(rng.choice((2, 3, 4)))
+                else:
+                    new_shape.append(-1 if rng.random() < 0.3 else s)
             if 1 not in shape or rng.random() < 0.2:
                 new_shape.insert(0, rng.choice((2, 3)))
             return f"{src}.expand({_fmt_args(new_shape)})"
@@ -457,7 +473,7 @@ class _Builder:
                     strides.reverse()
             else:
                 strides = [rng.choice((1, 2)), rng.choice((1, 2, 0))]
-            extent = sum((s - 1) * st for s, st in zip(sizes, strides))
+            extent = sum((s - 1) * st for s, st in zip(sizes, strides, strict=True))
             if extent >= storage_numel:
                 continue
             off = rng.randrange(storage_numel - extent)
@@ -521,7 +537,7 @@ class _Builder:
         if expr is None:
             return False
         name = self._new_name()
-        return self._try(f"{name} = {expr}", name)
+        return self._try(f"{name} = {expr}", name, compute=True)
 
     def _compute_expr(self, kind: str) -> str | None:
         rng = self.rng
@@ -597,7 +613,11 @@ class _Builder:
             return f"{ae}.{fn}({d})"
 
         if kind == "clone":
-            return rng.choice(("{}.clone()", "{}.clone()", "{}.contiguous()", "torch.clone({})")).format(ae)
+            forms = ["{}.clone()", "{}.clone()", "torch.clone({})"]
+            if at.is_contiguous():
+                # Only where it is certainly an alias (see reshape above).
+                forms.append("{}.contiguous()")
+            return rng.choice(forms).format(ae)
 
         if kind == "where":
             if rng.random() < 0.3:
@@ -645,7 +665,7 @@ class _Builder:
                 s = tuple(t.shape)
                 return (
                     len(s) == nd
-                    and all(x == y for i, (x, y) in enumerate(zip(s, ashape)) if i != d)
+                    and all(x == y for i, (x, y) in enumerate(zip(s, ashape, strict=True)) if i != d)
                     and at.numel() + t.numel() <= _MAX_NUMEL
                 )
 

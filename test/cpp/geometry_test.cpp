@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include "geometry.h"
+
+using namespace fxinplace::core;
+
+namespace {
+
+Geometry contiguous(std::vector<Int> sizes) {
+  Geometry g;
+  g.sizes = sizes;
+  g.strides.resize(sizes.size());
+  Int stride = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    g.strides[d] = stride;
+    stride *= sizes[d];
+  }
+  return g;
+}
+
+ScatterSpec spec(ScatterKind kind, std::vector<Int> ints) {
+  ScatterSpec s;
+  s.kind = kind;
+  s.ints = std::move(ints);
+  s.replayable = true;
+  return s;
+}
+
+}  // namespace
+
+TEST(Geometry, ExpandedTensorsOverlap) {
+  Geometry g = contiguous({4, 4});
+  EXPECT_FALSE(g.has_internal_overlap());
+  g.strides[0] = 0;
+  EXPECT_TRUE(g.has_internal_overlap());
+  g.sizes[0] = 1;  // a stride-0 dim of size 1 addresses one element only
+  EXPECT_FALSE(g.has_internal_overlap());
+}
+
+TEST(Geometry, InterningGivesEqualIdsForEqualGeometry) {
+  GeometryTable t;
+  GeomId a = t.intern(contiguous({2, 3}));
+  GeomId b = t.intern(contiguous({2, 3}));
+  GeomId c = t.intern(contiguous({3, 2}));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(t.lookup(contiguous({3, 2})), c);
+  EXPECT_EQ(t.lookup(contiguous({7})), kNoGeom);
+}
+
+TEST(ReplayView, SelectDropsTheDimAndMovesTheOffset) {
+  auto g = replay_view(spec(ScatterKind::kSelect, {0, -1}), contiguous({4, 5}));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->sizes, std::vector<Int>{5});
+  EXPECT_EQ(g->strides, std::vector<Int>{1});
+  EXPECT_EQ(g->offset, 15);
+  EXPECT_FALSE(replay_view(spec(ScatterKind::kSelect, {0, 4}), contiguous({4, 5})));
+  EXPECT_FALSE(replay_view(spec(ScatterKind::kSelect, {2, 0}), contiguous({4, 5})));
+}
+
+TEST(ReplayView, SliceClampsBoundsAndScalesStride) {
+  auto g = replay_view(spec(ScatterKind::kSlice, {1, 1, ScatterSpec::kUnset, 2}), contiguous({3, 6}));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->sizes, (std::vector<Int>{3, 3}));
+  EXPECT_EQ(g->strides, (std::vector<Int>{6, 2}));
+  EXPECT_EQ(g->offset, 1);
+  auto clamped = replay_view(spec(ScatterKind::kSlice, {0, -2, 100, 1}), contiguous({5}));
+  ASSERT_TRUE(clamped);
+  EXPECT_EQ(clamped->sizes, std::vector<Int>{2});
+  EXPECT_EQ(clamped->offset, 3);
+  EXPECT_FALSE(replay_view(spec(ScatterKind::kSlice, {0, 0, 2, 0}), contiguous({5})));
+}
+
+TEST(ReplayView, DiagonalWithOffsets) {
+  auto main = replay_view(spec(ScatterKind::kDiagonal, {0, 0, 1}), contiguous({3, 4}));
+  ASSERT_TRUE(main);
+  EXPECT_EQ(main->sizes, std::vector<Int>{3});
+  EXPECT_EQ(main->strides, std::vector<Int>{5});
+  EXPECT_EQ(main->offset, 0);
+  auto above = replay_view(spec(ScatterKind::kDiagonal, {2, 0, 1}), contiguous({3, 4}));
+  ASSERT_TRUE(above);
+  EXPECT_EQ(above->sizes, std::vector<Int>{2});
+  EXPECT_EQ(above->offset, 2);
+  auto below = replay_view(spec(ScatterKind::kDiagonal, {-1, 0, 1}), contiguous({3, 4}));
+  ASSERT_TRUE(below);
+  EXPECT_EQ(below->sizes, std::vector<Int>{2});
+  EXPECT_EQ(below->offset, 4);
+  EXPECT_FALSE(replay_view(spec(ScatterKind::kDiagonal, {0, 1, 1}), contiguous({3, 4})));
+}
+
+TEST(ReplayView, AsStridedDefaultsToTheBaseOffset) {
+  ScatterSpec s = spec(ScatterKind::kAsStrided, {ScatterSpec::kUnset});
+  s.sizes = {2};
+  s.strides = {3};
+  Geometry base = contiguous({9});
+  base.offset = 4;
+  auto g = replay_view(s, base);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->offset, 4);
+  s.ints = {1};
+  EXPECT_EQ(replay_view(s, base)->offset, 1);
+}
+
+TEST(ReplayView, SymbolicArgumentsNeverReplay) {
+  ScatterSpec s = spec(ScatterKind::kSelect, {0, 0});
+  s.replayable = false;
+  EXPECT_FALSE(replay_view(s, contiguous({4, 4})));
+}
