@@ -59,8 +59,6 @@ def apply_plan(gm: GraphModule, nodes: list[Node], decisions: list[tuple]) -> No
             to_erase.append(node)
         else:
             to_erase.append(node)
-        new = nodes[_final(i, replacement)]
-        for user in list(node.users):
-            user.replace_input_with(node, new)
+        node.replace_all_uses_with(nodes[_final(i, replacement)], propagate_meta=False)
     for node in reversed(to_erase):
         graph.erase_node(node)

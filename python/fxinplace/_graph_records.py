@@ -16,6 +16,7 @@ import torch
 from torch.fx import GraphModule, Node
 
 from fxinplace._errors import ReinplaceInputError
+from fxinplace._metadata import Fresh
 from fxinplace._op_info import VIEW_MULTI, VIEW_SINGLE, op_info
 
 KIND_INPUT, KIND_CONSTANT, KIND_OP, KIND_GETITEM, KIND_OTHER, KIND_OUTPUT = range(6)
@@ -66,6 +67,7 @@ def _is_input_copy(node: Node) -> bool:
 
 def _reject_tensor_math(node: Node, env: dict[Node, Any]) -> None:
     touched = [env.get(n) for n in node.all_input_nodes] + [env.get(node)]
+    touched = [v.val if type(v) is Fresh else v for v in touched]
     if _tensor_leaves(touched, []):
         name = getattr(node.target, "__name__", str(node.target))
         raise ReinplaceInputError(
@@ -97,13 +99,18 @@ class _Symbols:
 class _Storages:
     def __init__(self) -> None:
         self.ids: dict[int, int] = {}
+        self.count = 0
 
     def id(self, t: torch.Tensor) -> int:
         key = t.untyped_storage()._cdata
         found = self.ids.get(key)
         if found is None:
-            found = self.ids[key] = len(self.ids)
+            found = self.ids[key] = self.fresh()
         return found
+
+    def fresh(self) -> int:
+        self.count += 1
+        return self.count - 1
 
 
 _DTYPE_CODES: dict[torch.dtype, int] = {}
@@ -123,6 +130,16 @@ def _tensor_leaves(value: Any, out: list) -> list:
         for v in value:
             _tensor_leaves(v, out)
     return out
+
+
+def _occurrences(node: Node, wanted: Node) -> int:
+    count = node.args.count(wanted)
+    for value in node.args:
+        if isinstance(value, (list, tuple)):
+            count += _all_nodes(value, []).count(wanted)
+    if node.kwargs:
+        count += _all_nodes(node.kwargs, []).count(wanted)
+    return count
 
 
 def _all_nodes(value: Any, out: list) -> list:
@@ -177,17 +194,25 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
     records = []
     for node in nodes:
         results = []
-        for t in _tensor_leaves(env.get(node), []):
-            offset = t.storage_offset()
-            results.append(
-                (
-                    storages.id(t),
-                    symbols.ints(t.shape),
-                    symbols.ints(t.stride()),
-                    offset if type(offset) is int else symbols.one(offset),
-                    _dtype_code(t.dtype),
+        value = env.get(node)
+        if type(value) is Fresh and value.meta is None:
+            # Never viewed: fresh memory of the recorded shape, offset 0.
+            for t in _tensor_leaves(value.val, []):
+                results.append((storages.fresh(), list(t.shape), list(t.stride()), 0, _dtype_code(t.dtype)))
+        else:
+            if type(value) is Fresh:
+                value = value.meta
+            for t in _tensor_leaves(value, []):
+                offset = t.storage_offset()
+                results.append(
+                    (
+                        storages.id(t),
+                        symbols.ints(t.shape),
+                        symbols.ints(t.stride()),
+                        offset if type(offset) is int else symbols.one(offset),
+                        _dtype_code(t.dtype),
+                    )
                 )
-            )
         kind, view, self_is_tensor, has_inplace, pointwise, is_resize = (
             KIND_OTHER,
             0,
@@ -232,10 +257,12 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
                 src = node.args[1] if len(node.args) > 1 else node.kwargs.get("src")
                 if isinstance(src, Node):
                     src_idx = index[src]
-        if kind == KIND_OP and self_is_tensor:
-            operands = [index[n] for n in _all_nodes((node.args, node.kwargs), [])]
-        else:
-            operands = [index[n] for n in node.all_input_nodes]
+        operands = [index[n] for n in node.all_input_nodes]
+        if kind == KIND_OP and self_is_tensor and self_idx is not None:
+            # all_input_nodes is de-duplicated; the planner must see self twice
+            # when it is passed twice (mul(a, a)), so count its occurrences.
+            repeats = _occurrences(node, nodes[self_idx]) - 1
+            operands.extend([self_idx] * repeats)
         records.append(
             (
                 kind,
@@ -253,4 +280,4 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
                 results,
             )
         )
-    return records, nodes, len(storages.ids)
+    return records, nodes, storages.count

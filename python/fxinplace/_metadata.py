@@ -18,16 +18,36 @@ import torch
 from torch.fx import GraphModule, Node
 
 from fxinplace._errors import ReinplaceInputError
-from fxinplace._op_info import ALIASING_WITHOUT_ANNOTATION, VIEW_NONE, op_info
+from fxinplace._op_info import VIEW_NONE, op_info
 
 
 class _NeedsFake(Exception):
     pass
 
 
+class Fresh:
+    """A node's freshly allocated result, known from its recorded `meta['val']`.
+
+    Meta tensors are made for it only when a view or getitem needs them as input
+    (`materialize`); otherwise the records read sizes and strides off `val`.
+    """
+
+    __slots__ = ("val", "meta")
+
+    def __init__(self, val: Any) -> None:
+        self.val = val
+        self.meta: Any = None
+
+    def materialize(self) -> Any:
+        if self.meta is None:
+            self.meta = _from_val(self.val)
+        return self.meta
+
+
 def _map(value: Any, env: dict[Node, Any]) -> Any:
     if isinstance(value, Node):
-        return env[value]
+        found = env[value]
+        return found.materialize() if type(found) is Fresh else found
     if isinstance(value, (list, tuple)):
         mapped = [_map(v, env) for v in value]
         return mapped if isinstance(value, list) else tuple(mapped)
@@ -96,6 +116,14 @@ def _from_val(val: Any) -> Any:
     return val
 
 
+def _static_value(val: Any) -> bool:
+    if isinstance(val, torch.Tensor):
+        return _static(val)
+    if isinstance(val, (list, tuple)):
+        return all(_static_value(v) for v in val)
+    return not isinstance(val, torch.SymInt)
+
+
 def _run(node: Node, env: dict[Node, Any]) -> Any:
     args = _map(node.args, env)
     kwargs = _map(node.kwargs, env)
@@ -121,14 +149,17 @@ def _propagate(gm: GraphModule, sample_args: tuple, *, use_vals: bool) -> dict[N
             info = op_info(target)
             if info.mutates:
                 # Only copy_ into an input gets here: its result is that input.
-                env[node] = env[node.args[0]]
+                env[node] = _map(node.args[0], env)
             elif (
                 use_vals
                 and info.view == VIEW_NONE
-                and target not in ALIASING_WITHOUT_ANNOTATION
+                and not info.aliases_without_annotation
                 and "val" in node.meta
             ):
-                env[node] = _from_val(node.meta["val"])
+                val = node.meta["val"]
+                if not _static_value(val):
+                    raise _NeedsFake
+                env[node] = Fresh(val)
             else:
                 try:
                     env[node] = _run(node, env)

@@ -45,16 +45,19 @@ class OpInfo:
     inplace: torch._ops.OpOverload | None
     scatter_kind: int
     is_resize: bool
+    aliases_without_annotation: bool
 
 
-_cache: dict[Any, OpInfo] = {}
+# Keyed by id(): OpOverload's __hash__ runs in Python and this is the hot path.
+# The value holds the target, so the id cannot be reused while cached.
+_cache: dict[int, tuple[Any, OpInfo]] = {}
 
 
 def op_info(target: torch._ops.OpOverload) -> OpInfo:
-    info = _cache.get(target)
-    if info is None:
-        info = _cache[target] = _read(target)
-    return info
+    hit = _cache.get(id(target))
+    if hit is None:
+        hit = _cache[id(target)] = (target, _read(target))
+    return hit[1]
 
 
 def _read(target: torch._ops.OpOverload) -> OpInfo:
@@ -74,6 +77,7 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         inplace=inplace,
         scatter_kind=SCATTER_KINDS.get(target, 0),
         is_resize=target is torch.ops.aten.resize.default,
+        aliases_without_annotation=target in ALIASING_WITHOUT_ANNOTATION,
     )
 
 
