@@ -10,6 +10,15 @@ Int Geometry::numel() const {
   return n;
 }
 
+bool Geometry::same_elements(const Geometry& other) const {
+  if (sizes != other.sizes) return false;
+  if (numel() == 0) return true;
+  if (offset != other.offset) return false;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] > 1 && strides[d] != other.strides[d]) return false;
+  return true;
+}
+
 bool Geometry::has_internal_overlap() const {
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] > 1 && strides[d] == 0) return true;

@@ -20,6 +20,10 @@ struct Geometry {
     return offset == other.offset && sizes == other.sizes && strides == other.strides;
   }
   Int numel() const;
+  // Same elements at the same positions: equal sizes and offset, and equal
+  // strides wherever a dim has more than one element (a size-1 dim's stride
+  // never moves the address).
+  bool same_elements(const Geometry& other) const;
   // True when two distinct indices certainly address one element (a size > 1
   // with stride 0, as `expand` makes). Writing such a tensor in place is unsound.
   bool has_internal_overlap() const;

@@ -1,6 +1,7 @@
 #include "reinplace_planner.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "union_find.h"
@@ -70,12 +71,16 @@ class Walk {
     for (NodeId j = 0; j < static_cast<NodeId>(g_.size()); ++j) {
       const Node& sc = g_.at(j);
       if (decisions_[static_cast<size_t>(j)].action != Action::kRemoveScatter) continue;
-      const TensorValue* base = value(rep(sc.self));
-      const TensorValue* src = sc.scatter_src == kNoNode ? nullptr : value(rep(sc.scatter_src));
+      NodeId base_node = rep(sc.self);
+      NodeId src_node = sc.scatter_src == kNoNode ? kNoNode : rep(sc.scatter_src);
+      const TensorValue* base = value(base_node);
+      const TensorValue* src = src_node == kNoNode ? nullptr : value(src_node);
       bool ok = base && src && root(base->storage) == root(src->storage);
       if (ok) {
-        auto replay = replay_view(sc.scatter, g_.geometries().at(base->geom));
-        ok = replay && *replay == g_.geometries().at(src->geom);
+        auto base_geom = effective_geom(base_node);
+        auto src_geom = effective_geom(src_node);
+        auto replay = base_geom ? replay_view(sc.scatter, *base_geom) : std::nullopt;
+        ok = replay && src_geom && replay->same_elements(*src_geom);
       }
       if (!ok) bad.push_back(j);
     }
@@ -192,7 +197,8 @@ class Walk {
         if (root(v.storage) != my_class) continue;
         // Elementwise ops read each element before writing it, so an operand
         // that is exactly self's memory (same geometry) is still safe.
-        if (node.pointwise && v.geom == self.geom) continue;
+        if (node.pointwise && g_.geometries().at(v.geom).same_elements(g_.geometries().at(self.geom)))
+          continue;
         return refuse(Reason::kOperandAliasesSelf, op);
       }
     }
@@ -265,6 +271,36 @@ class Walk {
     const TensorValue* mine = value(j);
     const TensorValue* base_value = value(base);
     if (mine && base_value && has_view_user(j)) merge(base_value->storage, mine->storage);
+  }
+
+  // Where a node's memory really is in the rewritten graph. A rewritten node
+  // (re-inplaced op, removed or copied scatter) now is its replacement's
+  // memory; a view of it views that memory, shifted by the change of offset.
+  // Unknown (nullopt) when the replacement is laid out differently, since the
+  // view would then have to be replayed.
+  std::optional<Geometry> effective_geom(NodeId n) {
+    const TensorValue* v = value(n);
+    if (!v) return std::nullopt;
+    const Geometry& own = g_.geometries().at(v->geom);
+    if (rep(n) != n) return relocated(own, n, rep(n), /*is_view=*/false);
+    NodeId base = g_.at(n).view_of;
+    if (base == kNoNode) return own;
+    return relocated(own, base, base, /*is_view=*/true);
+  }
+
+  std::optional<Geometry> relocated(const Geometry& own, NodeId old_home, NodeId new_home, bool is_view) {
+    const TensorValue* old_v = value(old_home);
+    if (!old_v) return std::nullopt;
+    const Geometry& before = g_.geometries().at(old_v->geom);
+    auto after = effective_geom(new_home);
+    if (!after) return std::nullopt;
+    Geometry same_place = before;
+    same_place.offset = after->offset;
+    if (!same_place.same_elements(*after)) return std::nullopt;
+    if (!is_view) return after;
+    Geometry moved = own;
+    moved.offset += after->offset - before.offset;
+    return moved;
   }
 
   bool has_view_user(NodeId j) {

@@ -106,3 +106,15 @@ TEST(ReplayView, SymbolicArgumentsNeverReplay) {
   s.replayable = false;
   EXPECT_FALSE(replay_view(s, contiguous({4, 4})));
 }
+
+TEST(Geometry, SameElementsIgnoresStridesOfSizeOneDims) {
+  Geometry a = contiguous({1, 4});
+  Geometry b = a;
+  b.strides[0] = 12;
+  EXPECT_TRUE(a.same_elements(b));
+  b.strides[1] = 2;
+  EXPECT_FALSE(a.same_elements(b));
+  Geometry shifted = a;
+  shifted.offset = 1;
+  EXPECT_FALSE(a.same_elements(shifted));
+}
