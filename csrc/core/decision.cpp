@@ -42,6 +42,8 @@ const char* reason_text(Reason r) {
       return "self or an alias of it is used later";
     case Reason::kNoInplaceVariant:
       return "the operator has no in-place variant";
+    case Reason::kLayoutSensitiveUse:
+      return "self is laid out differently from the result and a later view (view/as_strided) depends on the layout";
   }
   return "?";
 }

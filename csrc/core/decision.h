@@ -27,6 +27,7 @@ enum class Reason : uint8_t {
   kOperandAliasesSelf,     // another operand shares self's storage
   kUsedLater,              // self, or an alias of it, is read after the op
   kNoInplaceVariant,       // the operator has no in-place overload
+  kLayoutSensitiveUse,     // self is laid out differently and a later view depends on layout
 };
 
 const char* action_name(Action a);

@@ -19,6 +19,34 @@ bool Geometry::same_elements(const Geometry& other) const {
   return true;
 }
 
+bool Geometry::non_overlapping_and_dense() const {
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return true;
+    if (sizes[d] > 1) dims.push_back(d);
+  }
+  std::sort(dims.begin(), dims.end(), [this](size_t a, size_t b) { return strides[a] < strides[b]; });
+  Int expected = 1;
+  for (size_t d : dims) {
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+bool Geometry::may_overlap(const Geometry& other) const {
+  if (numel() == 0 || other.numel() == 0) return false;
+  auto last = [](const Geometry& g) {
+    Int end = g.offset;
+    for (size_t d = 0; d < g.sizes.size(); ++d) end += (g.sizes[d] - 1) * g.strides[d];
+    return end;
+  };
+  for (const Geometry* g : {this, &other})
+    for (Int s : g->strides)
+      if (s < 0) return true;
+  return offset <= last(other) && other.offset <= last(*this);
+}
+
 bool Geometry::has_internal_overlap() const {
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] > 1 && strides[d] == 0) return true;
@@ -126,6 +154,53 @@ std::optional<Geometry> replay_as_strided(const ScatterSpec& s, const Geometry& 
 }
 
 }  // namespace
+
+namespace {
+
+// Writes `amount` (an element distance in `base`) as index steps per dim of a
+// dense `base`, largest stride first; nullopt if it is not such a combination.
+std::optional<std::vector<Int>> index_steps(Int amount, const Geometry& base, const std::vector<size_t>& order,
+                                            bool bounded) {
+  std::vector<Int> steps(base.sizes.size(), 0);
+  for (size_t d : order) {
+    Int step = amount / base.strides[d];
+    if (bounded && step >= base.sizes[d]) return std::nullopt;
+    steps[d] = step;
+    amount -= step * base.strides[d];
+  }
+  if (amount != 0) return std::nullopt;
+  return steps;
+}
+
+}  // namespace
+
+std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_base, const Geometry& new_base) {
+  if (old_base.sizes != new_base.sizes || !old_base.non_overlapping_and_dense()) return std::nullopt;
+  std::vector<size_t> order;
+  for (size_t d = 0; d < old_base.sizes.size(); ++d)
+    if (old_base.sizes[d] > 1) order.push_back(d);
+  std::sort(order.begin(), order.end(),
+            [&old_base](size_t a, size_t b) { return old_base.strides[a] > old_base.strides[b]; });
+  auto recompose = [&new_base](const std::vector<Int>& steps) {
+    Int total = 0;
+    for (size_t d = 0; d < steps.size(); ++d) total += steps[d] * new_base.strides[d];
+    return total;
+  };
+  Int delta = view.offset - old_base.offset;
+  if (delta < 0) return std::nullopt;
+  auto start = index_steps(delta, old_base, order, /*bounded=*/true);
+  if (!start) return std::nullopt;
+  Geometry moved = view;
+  moved.offset = new_base.offset + recompose(*start);
+  for (size_t k = 0; k < view.sizes.size(); ++k) {
+    if (view.sizes[k] <= 1) continue;
+    if (view.strides[k] < 0) return std::nullopt;
+    auto steps = index_steps(view.strides[k], old_base, order, /*bounded=*/false);
+    if (!steps) return std::nullopt;
+    moved.strides[k] = recompose(*steps);
+  }
+  return moved;
+}
 
 std::optional<Geometry> replay_view(const ScatterSpec& spec, const Geometry& base) {
   if (!spec.replayable) return std::nullopt;

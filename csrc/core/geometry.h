@@ -24,6 +24,12 @@ struct Geometry {
   // strides wherever a dim has more than one element (a size-1 dim's stride
   // never moves the address).
   bool same_elements(const Geometry& other) const;
+  // ATen's notion: the elements tile one block of memory with no gaps or
+  // repeats (size-1 dims and their strides do not matter).
+  bool non_overlapping_and_dense() const;
+  // False only when the two certainly touch no common element (disjoint
+  // address ranges, as ATen's own overlap check decides it).
+  bool may_overlap(const Geometry& other) const;
   // True when two distinct indices certainly address one element (a size > 1
   // with stride 0, as `expand` makes). Writing such a tensor in place is unsound.
   bool has_internal_overlap() const;
@@ -68,6 +74,14 @@ struct ScatterSpec {
   bool replayable = false;
   static constexpr Int kUnset = INT64_MIN;
 };
+
+// `view` was taken of a tensor laid out as `old_base`; the same logical view
+// of the same logical tensor laid out as `new_base`. Works for views that are
+// strided index maps (select, slice, permute, diagonal, expand, ...) of a
+// dense `old_base`: each of the view's strides and its offset are decomposed
+// into index steps of `old_base`, then re-composed with `new_base`'s strides.
+std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_base,
+                                      const Geometry& new_base);
 
 // The geometry the view op named by `spec` produces on `base`, or nothing if the
 // arguments are out of range for it (the view op would raise).

@@ -26,6 +26,12 @@ enum class NodeKind : uint8_t {
 
 enum class ViewKind : uint8_t { kNone, kSingle, kMulti };
 
+enum class LayoutUse : uint8_t {
+  kLogical,   // select, slice, permute, ...: any strides, same elements
+  kStrides,   // view, view_as_real, ...: may fail or differ on other strides
+  kAbsolute,  // as_strided: addresses storage offsets directly
+};
+
 struct TensorValue {
   StorageId storage = -1;
   GeomId geom = kNoGeom;
@@ -42,6 +48,10 @@ struct Node {
   bool has_inplace = false;     // an `<name>_` overload with a matching schema exists
   bool pointwise = false;       // tagged pointwise: out[i] depends on in[i] only
   bool is_resize = false;
+  // How much a view (or as_strided_scatter, for its base) depends on its
+  // input's memory layout rather than its logical elements. Re-inplacing
+  // moves a result into `self`'s layout, which such users would notice.
+  LayoutUse layout_use = LayoutUse::kLogical;
   ScatterSpec scatter;  // kind != kNone for a view-inverting *_scatter op
   NodeId self = kNoNode;
   NodeId scatter_src = kNoNode;

@@ -55,6 +55,7 @@ class Walk {
         decisions_(g.size()) {
     for (size_t i = 0; i < g.size(); ++i) rep_[i] = static_cast<NodeId>(i);
     summarise_uses();
+    summarise_layout_uses();
   }
 
   void run() {
@@ -131,6 +132,41 @@ class Walk {
     }
   }
 
+  // For each node: the strongest layout dependence among the views taken of it
+  // (transitively) and the as_strided_scatters writing into it.
+  void summarise_layout_uses() {
+    layout_needs_.assign(g_.size(), LayoutUse::kLogical);
+    for (NodeId u = static_cast<NodeId>(g_.size()) - 1; u >= 0; --u) {
+      const Node& user = g_.at(u);
+      NodeId base = user.view_of;
+      if (user.kind == NodeKind::kOp && user.view == ViewKind::kMulti) base = user.self;
+      LayoutUse need = std::max(user.layout_use, layout_needs_[static_cast<size_t>(u)]);
+      if (user.kind == NodeKind::kOp && user.view == ViewKind::kNone) {
+        if (user.layout_use == LayoutUse::kLogical || user.self == kNoNode) continue;
+        base = user.self;  // as_strided_scatter: its base is addressed absolutely
+        need = user.layout_use;
+      }
+      if (base == kNoNode) continue;
+      LayoutUse& b = layout_needs_[static_cast<size_t>(base)];
+      b = std::max(b, need);
+    }
+  }
+
+  // Would users of `moved` notice that its value now lives in `home`'s layout?
+  bool layout_change_is_visible(NodeId moved, NodeId home) {
+    LayoutUse need = layout_needs_[static_cast<size_t>(moved)];
+    if (need == LayoutUse::kLogical) return false;
+    const TensorValue* from = value(moved);
+    auto to = effective_geom(home);
+    if (!from || !to) return true;
+    const Geometry& before = g_.geometries().at(from->geom);
+    Geometry shifted = before;
+    shifted.offset = to->offset;
+    bool same_strides = shifted.same_elements(*to);
+    if (need == LayoutUse::kStrides) return !same_strides;
+    return !same_strides || before.offset != to->offset;
+  }
+
   void merge(StorageId a, StorageId b) {
     auto [win, lose] = storages_.unite(a, b);
     if (win == lose) return;
@@ -157,6 +193,7 @@ class Walk {
   bool inverts_a_view(NodeId j, StorageId s) {
     const Node& sc = g_.at(j);
     if (kept_[static_cast<size_t>(j)] || sc.self == kNoNode) return false;
+    if (layout_change_is_visible(j, rep(sc.self))) return false;
     const TensorValue* base = value(rep(sc.self));
     if (!base) return false;
     auto replay = replay_view(sc.scatter, g_.geometries().at(base->geom));
@@ -195,14 +232,27 @@ class Walk {
       if (other == me) return refuse(Reason::kSelfRepeated, op);
       for (const TensorValue& v : g_.at(other).results) {
         if (root(v.storage) != my_class) continue;
-        // Elementwise ops read each element before writing it, so an operand
-        // that is exactly self's memory (same geometry) is still safe.
-        if (node.pointwise && g_.geometries().at(v.geom).same_elements(g_.geometries().at(self.geom)))
-          continue;
+        if (operand_is_harmless(other, me, node.pointwise)) continue;
         return refuse(Reason::kOperandAliasesSelf, op);
       }
     }
     return Decision{};
+  }
+
+  // An operand in self's storage class is harmless when, where the tensors
+  // really live after the rewrites so far, it touches none of self's elements,
+  // or when the op is elementwise and it is exactly self's elements (each
+  // element is read before it is written). ATen itself rejects the latter at
+  // run time when both are dense and the strides differ, even on size-1 dims
+  // (it calls that a partial overlap), so those stay out of place.
+  bool operand_is_harmless(NodeId operand, NodeId self, bool elementwise) {
+    auto a = effective_geom(operand);
+    auto b = effective_geom(self);
+    if (!a || !b) return false;
+    if (!a->may_overlap(*b)) return true;
+    if (!elementwise) return false;
+    if (*a == *b) return true;
+    return a->same_elements(*b) && !(a->non_overlapping_and_dense() && b->non_overlapping_and_dense());
   }
 
   void decide(NodeId i) {
@@ -241,6 +291,10 @@ class Walk {
       }
       removable.push_back(j);
     }
+    if (layout_change_is_visible(i, self_node)) {
+      decisions_[static_cast<size_t>(i)] = refuse(Reason::kLayoutSensitiveUse);
+      return;
+    }
     Decision& out = decisions_[static_cast<size_t>(i)];
     bool is_scatter = node.scatter.kind != ScatterKind::kNone;
     if (is_scatter) {
@@ -275,32 +329,25 @@ class Walk {
 
   // Where a node's memory really is in the rewritten graph. A rewritten node
   // (re-inplaced op, removed or copied scatter) now is its replacement's
-  // memory; a view of it views that memory, shifted by the change of offset.
-  // Unknown (nullopt) when the replacement is laid out differently, since the
-  // view would then have to be replayed.
+  // tensor; a view of a moved tensor is the same logical view of its new home.
+  // nullopt when that cannot be worked out (the planner then stays cautious).
   std::optional<Geometry> effective_geom(NodeId n) {
     const TensorValue* v = value(n);
     if (!v) return std::nullopt;
     const Geometry& own = g_.geometries().at(v->geom);
-    if (rep(n) != n) return relocated(own, n, rep(n), /*is_view=*/false);
+    if (rep(n) != n) {
+      auto home = effective_geom(rep(n));
+      if (!home || home->sizes != own.sizes) return std::nullopt;
+      return home;
+    }
     NodeId base = g_.at(n).view_of;
-    if (base == kNoNode) return own;
-    return relocated(own, base, base, /*is_view=*/true);
-  }
-
-  std::optional<Geometry> relocated(const Geometry& own, NodeId old_home, NodeId new_home, bool is_view) {
-    const TensorValue* old_v = value(old_home);
-    if (!old_v) return std::nullopt;
-    const Geometry& before = g_.geometries().at(old_v->geom);
-    auto after = effective_geom(new_home);
+    const TensorValue* base_value = base == kNoNode ? nullptr : value(base);
+    if (!base_value) return own;
+    auto after = effective_geom(base);
     if (!after) return std::nullopt;
-    Geometry same_place = before;
-    same_place.offset = after->offset;
-    if (!same_place.same_elements(*after)) return std::nullopt;
-    if (!is_view) return after;
-    Geometry moved = own;
-    moved.offset += after->offset - before.offset;
-    return moved;
+    const Geometry& before = g_.geometries().at(base_value->geom);
+    if (*after == before) return own;
+    return relocate_view(own, before, *after);
   }
 
   bool has_view_user(NodeId j) {
@@ -325,6 +372,7 @@ class Walk {
   std::vector<NodeId> rep_;
   std::vector<Decision> decisions_;
   std::vector<bool> view_users_;
+  std::vector<LayoutUse> layout_needs_;
 
 };
 

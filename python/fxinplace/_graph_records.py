@@ -2,7 +2,7 @@
 
 Record layout (one tuple per node, graph order):
   (kind, name, view_kind, self_is_tensor, has_inplace, pointwise, is_resize,
-   scatter, self, scatter_src, view_of, operands, results)
+   scatter, self, scatter_src, view_of, operands, results, layout_use)
 scatter = None or (kind, ints, sizes, strides, replayable); node references are
 indices; results = [(storage, sizes, strides, offset, dtype_code), ...].
 """
@@ -213,14 +213,8 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
                         _dtype_code(t.dtype),
                     )
                 )
-        kind, view, self_is_tensor, has_inplace, pointwise, is_resize = (
-            KIND_OTHER,
-            0,
-            False,
-            False,
-            False,
-            False,
-        )
+        kind, view, layout_use = KIND_OTHER, 0, 0
+        self_is_tensor = has_inplace = pointwise = is_resize = False
         scatter, self_idx, src_idx, view_of = None, None, None, None
         target = node.target
         if node.op == "placeholder":
@@ -247,6 +241,7 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
                 info.is_resize,
             )
             has_inplace = info.inplace is not None
+            layout_use = info.layout_use
             self_node = node.args[0] if node.args else node.kwargs.get(info.first_arg_name)
             if isinstance(self_node, Node):
                 self_idx = index[self_node]
@@ -278,6 +273,7 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
                 view_of,
                 operands,
                 results,
+                layout_use,
             )
         )
     return records, nodes, storages.count

@@ -34,6 +34,21 @@ ELEMENTWISE_UNTAGGED = {torch.ops.aten.copy.default}
 
 VIEW_NONE, VIEW_SINGLE, VIEW_MULTI = 0, 1, 2
 
+# Views whose result is the same logical elements for any input strides and
+# offset, so moving their input into another buffer (re-inplacing) is invisible
+# to them. Every other view is assumed to depend on the layout (`view` may fail
+# on other strides; `as_strided` addresses absolute storage offsets).
+LOGICAL_VIEWS = {
+    f"aten::{name}"
+    for name in (
+        "select slice narrow t transpose permute unsqueeze squeeze expand expand_as diagonal "
+        "unbind split split_with_sizes chunk tensor_split alias detach unfold movedim swapaxes "
+        "swapdims lift_fresh real imag"
+    ).split()
+}
+LAYOUT_LOGICAL, LAYOUT_STRIDES, LAYOUT_ABSOLUTE = 0, 1, 2
+ABSOLUTE_LAYOUT_OPS = {torch.ops.aten.as_strided.default, torch.ops.aten.as_strided_scatter.default}
+
 
 @dataclass(frozen=True)
 class OpInfo:
@@ -46,6 +61,7 @@ class OpInfo:
     scatter_kind: int
     is_resize: bool
     aliases_without_annotation: bool
+    layout_use: int
 
 
 # Keyed by id(): OpOverload's __hash__ runs in Python and this is the hot path.
@@ -78,7 +94,16 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         scatter_kind=SCATTER_KINDS.get(target, 0),
         is_resize=target is torch.ops.aten.resize.default,
         aliases_without_annotation=target in ALIASING_WITHOUT_ANNOTATION,
+        layout_use=_layout_use(target, facts["view"]),
     )
+
+
+def _layout_use(target: torch._ops.OpOverload, view: int) -> int:
+    if target in ABSOLUTE_LAYOUT_OPS:
+        return LAYOUT_ABSOLUTE
+    if view != VIEW_NONE and target._schema.name not in LOGICAL_VIEWS:
+        return LAYOUT_STRIDES
+    return LAYOUT_LOGICAL
 
 
 def is_getitem(target: Any) -> bool:

@@ -6,7 +6,7 @@ using namespace fxinplace::core;
 
 namespace {
 
-Geometry contiguous(std::vector<Int> sizes) {
+Geometry contiguous(std::vector<Int> sizes, Int offset = 0) {
   Geometry g;
   g.sizes = sizes;
   g.strides.resize(sizes.size());
@@ -15,6 +15,7 @@ Geometry contiguous(std::vector<Int> sizes) {
     g.strides[d] = stride;
     stride *= sizes[d];
   }
+  g.offset = offset;
   return g;
 }
 
@@ -117,4 +118,51 @@ TEST(Geometry, SameElementsIgnoresStridesOfSizeOneDims) {
   Geometry shifted = a;
   shifted.offset = 1;
   EXPECT_FALSE(a.same_elements(shifted));
+}
+
+TEST(Geometry, NonOverlappingAndDenseLikeATen) {
+  EXPECT_TRUE(contiguous({2, 3}).non_overlapping_and_dense());
+  Geometry t = contiguous({3, 2});
+  t.strides = {1, 3};  // the transpose of a contiguous 2x3: still dense
+  EXPECT_TRUE(t.non_overlapping_and_dense());
+  Geometry gappy = contiguous({2, 3});
+  gappy.strides[0] = 4;
+  EXPECT_FALSE(gappy.non_overlapping_and_dense());
+  Geometry one = contiguous({1, 1});
+  one.strides = {2, 1};
+  EXPECT_TRUE(one.non_overlapping_and_dense());
+}
+
+TEST(RelocateView, TransposeOfAMovedTensorFollowsTheNewStrides) {
+  Geometry old_base = contiguous({2, 3});
+  Geometry new_base = old_base;
+  new_base.strides = {1, 2};  // column-major storage of the same 2x3 tensor
+  new_base.offset = 5;
+  Geometry t = contiguous({3, 2});
+  t.strides = {1, 3};
+  auto moved = relocate_view(t, old_base, new_base);
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(moved->strides, (std::vector<Int>{2, 1}));
+  EXPECT_EQ(moved->offset, 5);
+  Geometry row1 = contiguous({3}, 3);
+  auto moved_row = relocate_view(row1, old_base, new_base);
+  ASSERT_TRUE(moved_row);
+  EXPECT_EQ(moved_row->offset, 6);
+  EXPECT_EQ(moved_row->strides, std::vector<Int>{2});
+}
+
+TEST(RelocateView, NeedsADenseOldBase) {
+  Geometry gappy = contiguous({2, 3});
+  gappy.strides = {6, 2};
+  EXPECT_FALSE(relocate_view(contiguous({3}), gappy, contiguous({2, 3})));
+}
+
+TEST(Geometry, MayOverlapIsFalseOnlyForDisjointRanges) {
+  Geometry row0 = contiguous({4});
+  Geometry row1 = contiguous({4}, 4);
+  EXPECT_FALSE(row0.may_overlap(row1));
+  Geometry col0 = contiguous({4});
+  col0.strides = {4};
+  EXPECT_TRUE(col0.may_overlap(row1));  // ranges interleave: assume overlap
+  EXPECT_FALSE(contiguous({0}).may_overlap(row0));
 }
