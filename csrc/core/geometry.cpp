@@ -175,12 +175,20 @@ std::optional<std::vector<Int>> index_steps(Int amount, const Geometry& base, co
 }  // namespace
 
 std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_base, const Geometry& new_base) {
-  if (old_base.sizes != new_base.sizes || !old_base.non_overlapping_and_dense()) return std::nullopt;
+  if (old_base.sizes != new_base.sizes) return std::nullopt;
   std::vector<size_t> order;
   for (size_t d = 0; d < old_base.sizes.size(); ++d)
     if (old_base.sizes[d] > 1) order.push_back(d);
   std::sort(order.begin(), order.end(),
             [&old_base](size_t a, size_t b) { return old_base.strides[a] > old_base.strides[b]; });
+  // Greedy decomposition is exact when each stride exceeds the furthest
+  // reach of all smaller ones (true for dense tensors and for strided,
+  // gappy ones without overlap).
+  Int reach_below = 0;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (old_base.strides[*it] <= reach_below) return std::nullopt;
+    reach_below += (old_base.sizes[*it] - 1) * old_base.strides[*it];
+  }
   auto recompose = [&new_base](const std::vector<Int>& steps) {
     Int total = 0;
     for (size_t d = 0; d < steps.size(); ++d) total += steps[d] * new_base.strides[d];
@@ -192,13 +200,20 @@ std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_
   if (!start) return std::nullopt;
   Geometry moved = view;
   moved.offset = new_base.offset + recompose(*start);
+  // The furthest index reached along each base dim: if a view dim would run
+  // past a base dim (a reshape merging dims), the map is not one stride per
+  // view dim on other layouts.
+  std::vector<Int> reach = *start;
   for (size_t k = 0; k < view.sizes.size(); ++k) {
     if (view.sizes[k] <= 1) continue;
     if (view.strides[k] < 0) return std::nullopt;
     auto steps = index_steps(view.strides[k], old_base, order, /*bounded=*/false);
     if (!steps) return std::nullopt;
     moved.strides[k] = recompose(*steps);
+    for (size_t d = 0; d < steps->size(); ++d) reach[d] += (view.sizes[k] - 1) * (*steps)[d];
   }
+  for (size_t d = 0; d < reach.size(); ++d)
+    if (reach[d] >= std::max<Int>(old_base.sizes[d], 1)) return std::nullopt;
   return moved;
 }
 

@@ -14,6 +14,7 @@ NodeId Graph::add(Node node) {
   check(node.self, "self");
   check(node.scatter_src, "scatter source");
   check(node.view_of, "view base");
+  check(node.layout_parent, "layout parent");
   for (NodeId op : node.operands) check(op, "operand");
   for (const TensorValue& v : node.results)
     if (v.storage < 0 || v.storage >= num_storages_)

@@ -28,8 +28,9 @@ enum class ViewKind : uint8_t { kNone, kSingle, kMulti };
 
 enum class LayoutUse : uint8_t {
   kLogical,   // select, slice, permute, ...: any strides, same elements
-  kStrides,   // view, view_as_real, ...: may fail or differ on other strides
-  kAbsolute,  // as_strided: addresses storage offsets directly
+  kReshape,   // view, _unsafe_view: same elements if the new layout allows the reshape
+  kStrides,   // view_as_real, view.dtype, ...: assumed to depend on the strides
+  kAbsolute,  // as_strided, as_strided_scatter: address storage offsets directly
 };
 
 struct TensorValue {
@@ -52,6 +53,9 @@ struct Node {
   // input's memory layout rather than its logical elements. Re-inplacing
   // moves a result into `self`'s layout, which such users would notice.
   LayoutUse layout_use = LayoutUse::kLogical;
+  // The tensor whose memory this node's result views (views, getitems of
+  // multi-output views, _unsafe_view) or addresses (as_strided_scatter).
+  NodeId layout_parent = kNoNode;
   ScatterSpec scatter;  // kind != kNone for a view-inverting *_scatter op
   NodeId self = kNoNode;
   NodeId scatter_src = kNoNode;

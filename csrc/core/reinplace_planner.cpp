@@ -132,39 +132,58 @@ class Walk {
     }
   }
 
-  // For each node: the strongest layout dependence among the views taken of it
-  // (transitively) and the as_strided_scatters writing into it.
+  // For each node: the strongest layout dependence among the tensors that view
+  // or address its memory, transitively; and those tensors, for the full walk.
   void summarise_layout_uses() {
     layout_needs_.assign(g_.size(), LayoutUse::kLogical);
+    layout_children_.assign(g_.size(), {});
     for (NodeId u = static_cast<NodeId>(g_.size()) - 1; u >= 0; --u) {
       const Node& user = g_.at(u);
-      NodeId base = user.view_of;
-      if (user.kind == NodeKind::kOp && user.view == ViewKind::kMulti) base = user.self;
+      if (user.layout_parent == kNoNode) continue;
+      auto parent = static_cast<size_t>(user.layout_parent);
+      layout_children_[parent].push_back(u);
       LayoutUse need = std::max(user.layout_use, layout_needs_[static_cast<size_t>(u)]);
-      if (user.kind == NodeKind::kOp && user.view == ViewKind::kNone) {
-        if (user.layout_use == LayoutUse::kLogical || user.self == kNoNode) continue;
-        base = user.self;  // as_strided_scatter: its base is addressed absolutely
-        need = user.layout_use;
-      }
-      if (base == kNoNode) continue;
-      LayoutUse& b = layout_needs_[static_cast<size_t>(base)];
-      b = std::max(b, need);
+      layout_needs_[parent] = std::max(layout_needs_[parent], need);
     }
   }
 
-  // Would users of `moved` notice that its value now lives in `home`'s layout?
+  // Would anything notice that `moved`'s value now lives in `home`'s layout?
+  // Logical views never do; reshapes do when the new layout cannot express
+  // them; as_strided does whenever offset or strides change.
   bool layout_change_is_visible(NodeId moved, NodeId home) {
-    LayoutUse need = layout_needs_[static_cast<size_t>(moved)];
-    if (need == LayoutUse::kLogical) return false;
-    const TensorValue* from = value(moved);
+    if (layout_needs_[static_cast<size_t>(moved)] == LayoutUse::kLogical) return false;
+    const TensorValue* from_value = value(moved);
     auto to = effective_geom(home);
-    if (!from || !to) return true;
-    const Geometry& before = g_.geometries().at(from->geom);
-    Geometry shifted = before;
+    if (!from_value || !to) return true;
+    const Geometry& from = g_.geometries().at(from_value->geom);
+    if (from.sizes != to->sizes) return true;
+    Geometry shifted = from;
     shifted.offset = to->offset;
     bool same_strides = shifted.same_elements(*to);
-    if (need == LayoutUse::kStrides) return !same_strides;
-    return !same_strides || before.offset != to->offset;
+    bool same_offset = from.offset == to->offset;
+    if (same_strides && same_offset) return false;
+    std::vector<NodeId> pending = layout_children_[static_cast<size_t>(moved)];
+    while (!pending.empty()) {
+      NodeId u = pending.back();
+      pending.pop_back();
+      switch (g_.at(u).layout_use) {
+        case LayoutUse::kAbsolute:
+          return true;
+        case LayoutUse::kStrides:
+          if (!same_strides) return true;
+          break;
+        case LayoutUse::kReshape: {
+          const TensorValue* v = value(u);
+          if (!same_strides && (!v || !relocate_view(g_.geometries().at(v->geom), from, *to))) return true;
+          break;
+        }
+        case LayoutUse::kLogical:
+          break;
+      }
+      const auto& more = layout_children_[static_cast<size_t>(u)];
+      pending.insert(pending.end(), more.begin(), more.end());
+    }
+    return false;
   }
 
   void merge(StorageId a, StorageId b) {
@@ -373,6 +392,7 @@ class Walk {
   std::vector<Decision> decisions_;
   std::vector<bool> view_users_;
   std::vector<LayoutUse> layout_needs_;
+  std::vector<std::vector<NodeId>> layout_children_;
 
 };
 

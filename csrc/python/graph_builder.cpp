@@ -49,7 +49,7 @@ py::tuple plan_from_records(const py::list& records, int num_storages) {
   for (int s = 0; s < num_storages; ++s) g.new_storage();
   for (const py::handle& h : records) {
     auto r = h.cast<py::tuple>();
-    if (r.size() != 14) throw py::value_error("node record must have 14 fields");
+    if (r.size() != 15) throw py::value_error("node record must have 15 fields");
     Node n;
     n.kind = static_cast<NodeKind>(r[0].cast<int>());
     n.name = r[1].cast<std::string>();
@@ -65,6 +65,7 @@ py::tuple plan_from_records(const py::list& records, int num_storages) {
     n.operands = r[11].cast<std::vector<NodeId>>();
     for (const py::handle& v : r[12].cast<py::list>()) n.results.push_back(read_value(g, v));
     n.layout_use = static_cast<LayoutUse>(r[13].cast<int>());
+    n.layout_parent = node_ref(r[14]);
     try {
       g.add(std::move(n));
     } catch (const std::invalid_argument& e) {

@@ -2,7 +2,7 @@
 
 Record layout (one tuple per node, graph order):
   (kind, name, view_kind, self_is_tensor, has_inplace, pointwise, is_resize,
-   scatter, self, scatter_src, view_of, operands, results, layout_use)
+   scatter, self, scatter_src, view_of, operands, results, layout_use, layout_parent)
 scatter = None or (kind, ints, sizes, strides, replayable); node references are
 indices; results = [(storage, sizes, strides, offset, dtype_code), ...].
 """
@@ -17,7 +17,7 @@ from torch.fx import GraphModule, Node
 
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._metadata import Fresh
-from fxinplace._op_info import VIEW_MULTI, VIEW_SINGLE, op_info
+from fxinplace._op_info import LAYOUT_LOGICAL, VIEW_MULTI, VIEW_NONE, VIEW_SINGLE, op_info
 
 KIND_INPUT, KIND_CONSTANT, KIND_OP, KIND_GETITEM, KIND_OTHER, KIND_OUTPUT = range(6)
 UNSET = -(2**63)
@@ -215,7 +215,7 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
                 )
         kind, view, layout_use = KIND_OTHER, 0, 0
         self_is_tensor = has_inplace = pointwise = is_resize = False
-        scatter, self_idx, src_idx, view_of = None, None, None, None
+        scatter, self_idx, src_idx, view_of, layout_parent = None, None, None, None, None
         target = node.target
         if node.op == "placeholder":
             kind = KIND_INPUT
@@ -231,6 +231,7 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
             if isinstance(base, Node) and isinstance(base.target, torch._ops.OpOverload):
                 if op_info(base.target).view == VIEW_MULTI and isinstance(base.args[0], Node):
                     view_of = index[base.args[0]]
+                    layout_parent = index[base]
         elif isinstance(target, torch._ops.OpOverload):
             kind = KIND_OP
             info = op_info(target)
@@ -247,6 +248,8 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
                 self_idx = index[self_node]
                 if view == VIEW_SINGLE:
                     view_of = self_idx
+                if view != VIEW_NONE or layout_use != LAYOUT_LOGICAL:
+                    layout_parent = self_idx
             if info.scatter_kind:
                 scatter = _scatter_spec(info.scatter_kind, target, node)
                 src = node.args[1] if len(node.args) > 1 else node.kwargs.get("src")
@@ -274,6 +277,7 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
                 operands,
                 results,
                 layout_use,
+                layout_parent,
             )
         )
     return records, nodes, storages.count

@@ -46,7 +46,8 @@ LOGICAL_VIEWS = {
         "swapdims lift_fresh real imag"
     ).split()
 }
-LAYOUT_LOGICAL, LAYOUT_STRIDES, LAYOUT_ABSOLUTE = 0, 1, 2
+LAYOUT_LOGICAL, LAYOUT_RESHAPE, LAYOUT_STRIDES, LAYOUT_ABSOLUTE = 0, 1, 2, 3
+RESHAPE_OPS = {"aten::view", "aten::_reshape_alias", "aten::reshape", "aten::_unsafe_view"}
 ABSOLUTE_LAYOUT_OPS = {torch.ops.aten.as_strided.default, torch.ops.aten.as_strided_scatter.default}
 
 
@@ -99,9 +100,12 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
 
 
 def _layout_use(target: torch._ops.OpOverload, view: int) -> int:
+    name = target._schema.name
     if target in ABSOLUTE_LAYOUT_OPS:
         return LAYOUT_ABSOLUTE
-    if view != VIEW_NONE and target._schema.name not in LOGICAL_VIEWS:
+    if name in RESHAPE_OPS and target._schema.overload_name in ("", "default"):
+        return LAYOUT_RESHAPE
+    if view != VIEW_NONE and name not in LOGICAL_VIEWS:
         return LAYOUT_STRIDES
     return LAYOUT_LOGICAL
 

@@ -151,10 +151,18 @@ TEST(RelocateView, TransposeOfAMovedTensorFollowsTheNewStrides) {
   EXPECT_EQ(moved_row->strides, std::vector<Int>{2});
 }
 
-TEST(RelocateView, NeedsADenseOldBase) {
+TEST(RelocateView, NeedsAnOldBaseWithoutOverlap) {
+  Geometry overlapping = contiguous({2, 3});
+  overlapping.strides = {1, 1};
+  EXPECT_FALSE(relocate_view(contiguous({3}), overlapping, contiguous({2, 3})));
   Geometry gappy = contiguous({2, 3});
-  gappy.strides = {6, 2};
-  EXPECT_FALSE(relocate_view(contiguous({3}), gappy, contiguous({2, 3})));
+  gappy.strides = {6, 2};  // gaps are fine: every element has its own address
+  Geometry row1 = contiguous({3}, 6);
+  row1.strides = {2};
+  auto moved = relocate_view(row1, gappy, contiguous({2, 3}));
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(moved->offset, 3);
+  EXPECT_EQ(moved->strides, std::vector<Int>{1});
 }
 
 TEST(Geometry, MayOverlapIsFalseOnlyForDisjointRanges) {
@@ -165,4 +173,17 @@ TEST(Geometry, MayOverlapIsFalseOnlyForDisjointRanges) {
   col0.strides = {4};
   EXPECT_TRUE(col0.may_overlap(row1));  // ranges interleave: assume overlap
   EXPECT_FALSE(contiguous({0}).may_overlap(row0));
+}
+
+TEST(RelocateView, AReshapeMergingDimsDoesNotRelocate) {
+  Geometry old_base = contiguous({2, 3});
+  Geometry new_base = old_base;
+  new_base.strides = {1, 2};
+  // view(6) of the contiguous base: one stride cannot walk a column-major 2x3.
+  EXPECT_FALSE(relocate_view(contiguous({6}), old_base, new_base));
+  // view(1, 2, 3) only adds a size-1 dim: fine.
+  auto unsqueezed = relocate_view(contiguous({1, 2, 3}), old_base, new_base);
+  ASSERT_TRUE(unsqueezed);
+  EXPECT_EQ(unsqueezed->strides[1], 1);
+  EXPECT_EQ(unsqueezed->strides[2], 2);
 }

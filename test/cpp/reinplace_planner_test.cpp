@@ -262,3 +262,32 @@ TEST(Planner, LongChainIsOneWalk) {
   EXPECT_EQ(p.walks, 1);
   EXPECT_EQ(p.num_inplace(), 5000);
 }
+
+// a = clone(x); r = slice(a, 0, 1, 4); b = add(r, 1); s = as_strided(b, [1], [1], 2); return s
+// b would move into a at offset 1, and as_strided addresses storage offset 2
+// absolutely: it would read a different element. Refused.
+TEST(Planner, AsStridedOfTheResultBlocksAMoveToAnotherOffset) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false);
+  NodeId r = b.view(a, contiguous({3}, 1));
+  NodeId add = b.op({r}, {3});
+  NodeId s = b.view(add, contiguous({1}, 2));
+  b.g.at(s).layout_use = LayoutUse::kAbsolute;
+  b.g.at(s).layout_parent = add;
+  b.output({s});
+  EXPECT_EQ(at(b.plan(), add).reason, Reason::kLayoutSensitiveUse);
+}
+
+// Same graph with a logical view (select) instead: the move is invisible.
+TEST(Planner, LogicalViewOfTheResultAllowsTheMove) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false);
+  NodeId r = b.view(a, contiguous({3}, 1));
+  NodeId add = b.op({r}, {3});
+  NodeId s = b.view(add, contiguous({}, 2));
+  b.g.at(s).layout_parent = add;
+  b.output({s});
+  EXPECT_EQ(at(b.plan(), add).action, Action::kInplace);
+}
