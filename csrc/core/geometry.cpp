@@ -1,6 +1,7 @@
 #include "geometry.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace fxinplace::core {
 
@@ -44,7 +45,30 @@ bool Geometry::may_overlap(const Geometry& other) const {
   for (const Geometry* g : {this, &other})
     for (Int s : g->strides)
       if (s < 0) return true;
-  return offset <= last(other) && other.offset <= last(*this);
+  if (offset > last(other) || other.offset > last(*this)) return false;
+  // Interleaved ranges (a column and a scalar of the same matrix, say): for
+  // small tensors, compare the addresses themselves.
+  constexpr Int kMaxEnumerated = 1 << 16;
+  if (numel() + other.numel() > kMaxEnumerated) return true;
+  std::unordered_set<Int> mine;
+  for_each_address([&mine](Int a) { mine.insert(a); });
+  bool hit = false;
+  other.for_each_address([&mine, &hit](Int a) { hit = hit || mine.count(a) > 0; });
+  return hit;
+}
+
+void Geometry::for_each_address(const std::function<void(Int)>& visit) const {
+  std::vector<Int> index(sizes.size(), 0);
+  Int n = numel();
+  for (Int k = 0; k < n; ++k) {
+    Int address = offset;
+    for (size_t d = 0; d < sizes.size(); ++d) address += index[d] * strides[d];
+    visit(address);
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
 }
 
 bool Geometry::has_internal_overlap() const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -30,6 +31,7 @@ struct Geometry {
   // False only when the two certainly touch no common element (disjoint
   // address ranges, as ATen's own overlap check decides it).
   bool may_overlap(const Geometry& other) const;
+  void for_each_address(const std::function<void(Int)>& visit) const;
   // True when two distinct indices certainly address one element (a size > 1
   // with stride 0, as `expand` makes). Writing such a tensor in place is unsound.
   bool has_internal_overlap() const;

@@ -171,7 +171,9 @@ TEST(Geometry, MayOverlapIsFalseOnlyForDisjointRanges) {
   EXPECT_FALSE(row0.may_overlap(row1));
   Geometry col0 = contiguous({4});
   col0.strides = {4};
-  EXPECT_TRUE(col0.may_overlap(row1));  // ranges interleave: assume overlap
+  EXPECT_TRUE(col0.may_overlap(row1));  // column 0 and row 1 share element 4
+  Geometry scalar = contiguous({}, 6);
+  EXPECT_FALSE(col0.may_overlap(scalar));  // 6 lies between column 0's 4 and 8
   EXPECT_FALSE(contiguous({0}).may_overlap(row0));
 }
 
