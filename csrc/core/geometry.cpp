@@ -241,6 +241,50 @@ std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_
   return moved;
 }
 
+// Old dims are grouped into runs that are contiguous with each other; each
+// run must be rebuilt exactly by a run of new dims, which then step through
+// it with the run's innermost stride. Size-1 new dims fit anywhere.
+std::optional<std::vector<Int>> reshape_strides(const std::vector<Int>& sizes, const std::vector<Int>& strides,
+                                                const std::vector<Int>& new_sizes) {
+  std::vector<Int> out(new_sizes.size(), 1);
+  Int numel = 1;
+  for (Int s : sizes) numel *= s;
+  Int new_numel = 1;
+  for (Int s : new_sizes) new_numel *= s;
+  if (numel != new_numel) return std::nullopt;
+  if (numel == 0 || sizes.empty()) {
+    Int stride = 1;
+    for (size_t d = new_sizes.size(); d-- > 0;) {
+      out[d] = stride;
+      stride *= std::max<Int>(new_sizes[d], 1);
+    }
+    return out;
+  }
+  auto view_d = static_cast<std::ptrdiff_t>(new_sizes.size()) - 1;
+  Int run_stride = strides.back();
+  Int run_numel = 1;
+  Int built = 1;
+  for (auto d = static_cast<std::ptrdiff_t>(sizes.size()) - 1; d >= 0; --d) {
+    run_numel *= sizes[static_cast<size_t>(d)];
+    bool run_ends = d == 0 || (sizes[static_cast<size_t>(d - 1)] != 1 &&
+                               strides[static_cast<size_t>(d - 1)] != run_numel * run_stride);
+    if (!run_ends) continue;
+    while (view_d >= 0 && (built < run_numel || new_sizes[static_cast<size_t>(view_d)] == 1)) {
+      out[static_cast<size_t>(view_d)] = built * run_stride;
+      built *= new_sizes[static_cast<size_t>(view_d)];
+      --view_d;
+    }
+    if (built != run_numel) return std::nullopt;
+    if (d > 0) {
+      run_stride = strides[static_cast<size_t>(d - 1)];
+      run_numel = 1;
+      built = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
 std::optional<Geometry> replay_view(const ScatterSpec& spec, const Geometry& base) {
   if (!spec.replayable) return std::nullopt;
   switch (spec.kind) {

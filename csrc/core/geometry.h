@@ -85,6 +85,11 @@ struct ScatterSpec {
 std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_base,
                                       const Geometry& new_base);
 
+// Strides `aten::view` gives a tensor of `sizes`/`strides` reshaped to
+// `new_sizes` without copying, or nullopt where such a view is impossible.
+std::optional<std::vector<Int>> reshape_strides(const std::vector<Int>& sizes, const std::vector<Int>& strides,
+                                                const std::vector<Int>& new_sizes);
+
 // The geometry the view op named by `spec` produces on `base`, or nothing if the
 // arguments are out of range for it (the view op would raise).
 std::optional<Geometry> replay_view(const ScatterSpec& spec, const Geometry& base);

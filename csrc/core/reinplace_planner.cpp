@@ -148,42 +148,73 @@ class Walk {
   }
 
   // Would anything notice that `moved`'s value now lives in `home`'s layout?
-  // Logical views never do; reshapes do when the new layout cannot express
-  // them; as_strided does whenever offset or strides change.
+  // Walks the tensors that view or address its memory, working out where each
+  // lands; visible as soon as one cannot land (a reshape the new layout cannot
+  // express, as_strided on moved memory, a view assumed stride-dependent).
   bool layout_change_is_visible(NodeId moved, NodeId home) {
     if (layout_needs_[static_cast<size_t>(moved)] == LayoutUse::kLogical) return false;
-    const TensorValue* from_value = value(moved);
+    const TensorValue* from = value(moved);
     auto to = effective_geom(home);
-    if (!from_value || !to) return true;
-    const Geometry& from = g_.geometries().at(from_value->geom);
-    if (from.sizes != to->sizes) return true;
-    Geometry shifted = from;
-    shifted.offset = to->offset;
-    bool same_strides = shifted.same_elements(*to);
-    bool same_offset = from.offset == to->offset;
-    if (same_strides && same_offset) return false;
-    std::vector<NodeId> pending = layout_children_[static_cast<size_t>(moved)];
+    if (!from || !to) return true;
+    const Geometry& old_geom = g_.geometries().at(from->geom);
+    if (old_geom.sizes != to->sizes) return true;
+    struct Pending {
+      NodeId node;
+      Geometry old_parent, new_parent;
+    };
+    std::vector<Pending> pending;
+    for (NodeId c : layout_children_[static_cast<size_t>(moved)]) pending.push_back({c, old_geom, *to});
     while (!pending.empty()) {
-      NodeId u = pending.back();
+      Pending p = std::move(pending.back());
       pending.pop_back();
-      switch (g_.at(u).layout_use) {
-        case LayoutUse::kAbsolute:
-          return true;
-        case LayoutUse::kStrides:
-          if (!same_strides) return true;
-          break;
-        case LayoutUse::kReshape: {
-          const TensorValue* v = value(u);
-          if (!same_strides && (!v || !relocate_view(g_.geometries().at(v->geom), from, *to))) return true;
-          break;
-        }
-        case LayoutUse::kLogical:
-          break;
-      }
-      const auto& more = layout_children_[static_cast<size_t>(u)];
-      pending.insert(pending.end(), more.begin(), more.end());
+      if (p.old_parent == p.new_parent) continue;
+      auto landed = derive_geom(p.node, p.old_parent, p.new_parent);
+      if (!landed) return true;
+      const Geometry& own = g_.geometries().at(value(p.node)->geom);
+      for (NodeId c : layout_children_[static_cast<size_t>(p.node)]) pending.push_back({c, own, *landed});
     }
     return false;
+  }
+
+  // Where view-like node `u` lands when its parent moves from `old_parent` to
+  // `new_parent` (same logical tensor, other layout); nullopt if it cannot.
+  std::optional<Geometry> derive_geom(NodeId u, const Geometry& old_parent, const Geometry& new_parent) {
+    const Node& node = g_.at(u);
+    const TensorValue* v = value(u);
+    if (!v || !aliases_parent(u)) return std::nullopt;  // as_strided_scatter into moved memory
+    const Geometry& own = g_.geometries().at(v->geom);
+    switch (node.layout_use) {
+      case LayoutUse::kLogical:
+        return relocate_view(own, old_parent, new_parent);
+      case LayoutUse::kReshape: {
+        auto strides = reshape_strides(new_parent.sizes, new_parent.strides, own.sizes);
+        if (!strides) return std::nullopt;
+        Geometry g = own;
+        g.strides = *strides;
+        g.offset = new_parent.offset + (own.offset - old_parent.offset);
+        return g;
+      }
+      case LayoutUse::kStrides: {
+        Geometry same_place = old_parent;
+        same_place.offset = new_parent.offset;
+        if (!same_place.same_elements(new_parent)) return std::nullopt;
+        Geometry g = own;
+        g.offset += new_parent.offset - old_parent.offset;
+        return g;
+      }
+      case LayoutUse::kAbsolute:
+        break;
+    }
+    return std::nullopt;
+  }
+
+  // A view-like node shares its layout parent's storage; a consumer such as
+  // as_strided_scatter does not.
+  bool aliases_parent(NodeId u) {
+    NodeId p = g_.at(u).layout_parent;
+    const TensorValue* mine = value(u);
+    const TensorValue* theirs = p == kNoNode ? nullptr : value(p);
+    return mine && theirs && mine->storage == theirs->storage;
   }
 
   void merge(StorageId a, StorageId b) {
@@ -348,8 +379,8 @@ class Walk {
 
   // Where a node's memory really is in the rewritten graph. A rewritten node
   // (re-inplaced op, removed or copied scatter) now is its replacement's
-  // tensor; a view of a moved tensor is the same logical view of its new home.
-  // nullopt when that cannot be worked out (the planner then stays cautious).
+  // tensor; a view of a moved tensor lands as derive_geom says. nullopt when
+  // that cannot be worked out (the planner then stays cautious).
   std::optional<Geometry> effective_geom(NodeId n) {
     const TensorValue* v = value(n);
     if (!v) return std::nullopt;
@@ -359,14 +390,13 @@ class Walk {
       if (!home || home->sizes != own.sizes) return std::nullopt;
       return home;
     }
-    NodeId base = g_.at(n).view_of;
-    const TensorValue* base_value = base == kNoNode ? nullptr : value(base);
-    if (!base_value) return own;
-    auto after = effective_geom(base);
+    NodeId parent = g_.at(n).layout_parent;
+    if (parent == kNoNode || !aliases_parent(n)) return own;
+    auto after = effective_geom(parent);
     if (!after) return std::nullopt;
-    const Geometry& before = g_.geometries().at(base_value->geom);
+    const Geometry& before = g_.geometries().at(value(parent)->geom);
     if (*after == before) return own;
-    return relocate_view(own, before, *after);
+    return derive_geom(n, before, *after);
   }
 
   bool has_view_user(NodeId j) {

@@ -17,7 +17,7 @@ from torch.fx import GraphModule, Node
 
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._metadata import Fresh
-from fxinplace._op_info import LAYOUT_LOGICAL, VIEW_MULTI, VIEW_NONE, VIEW_SINGLE, op_info
+from fxinplace._op_info import LAYOUT_LOGICAL, VIEW_MULTI, VIEW_SINGLE, op_info
 
 KIND_INPUT, KIND_CONSTANT, KIND_OP, KIND_GETITEM, KIND_OTHER, KIND_OUTPUT = range(6)
 UNSET = -(2**63)
@@ -230,8 +230,7 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
             base = node.args[0]
             if isinstance(base, Node) and isinstance(base.target, torch._ops.OpOverload):
                 if op_info(base.target).view == VIEW_MULTI and isinstance(base.args[0], Node):
-                    view_of = index[base.args[0]]
-                    layout_parent = index[base]
+                    view_of = layout_parent = index[base.args[0]]
         elif isinstance(target, torch._ops.OpOverload):
             kind = KIND_OP
             info = op_info(target)
@@ -248,7 +247,7 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
                 self_idx = index[self_node]
                 if view == VIEW_SINGLE:
                     view_of = self_idx
-                if view != VIEW_NONE or layout_use != LAYOUT_LOGICAL:
+                if view == VIEW_SINGLE or layout_use != LAYOUT_LOGICAL:
                     layout_parent = self_idx
             if info.scatter_kind:
                 scatter = _scatter_spec(info.scatter_kind, target, node)

@@ -189,3 +189,17 @@ TEST(RelocateView, AReshapeMergingDimsDoesNotRelocate) {
   EXPECT_EQ(unsqueezed->strides[1], 1);
   EXPECT_EQ(unsqueezed->strides[2], 2);
 }
+
+TEST(ReshapeStrides, MergesOnlyContiguousRuns) {
+  auto flat = reshape_strides({2, 3}, {3, 1}, {6});
+  ASSERT_TRUE(flat);
+  EXPECT_EQ(*flat, std::vector<Int>{1});
+  EXPECT_FALSE(reshape_strides({2, 3}, {1, 2}, {6}));  // column-major: no flat view
+  auto split = reshape_strides({6}, {2}, {2, 3});
+  ASSERT_TRUE(split);
+  EXPECT_EQ(*split, (std::vector<Int>{6, 2}));
+  auto unit = reshape_strides({3, 2}, {1, 3}, {1, 3, 2, 1});
+  ASSERT_TRUE(unit);
+  EXPECT_EQ((*unit)[1], 1);
+  EXPECT_EQ((*unit)[2], 3);
+}

@@ -49,6 +49,7 @@ class Builder {
     n.self_is_tensor = true;
     n.self = base;
     n.view_of = base;
+    n.layout_parent = base;
     n.operands = {base};
     n.results.push_back(value(g.at(base).results[0].storage, geom));
     return g.add(std::move(n));
@@ -274,7 +275,6 @@ TEST(Planner, AsStridedOfTheResultBlocksAMoveToAnotherOffset) {
   NodeId add = b.op({r}, {3});
   NodeId s = b.view(add, contiguous({1}, 2));
   b.g.at(s).layout_use = LayoutUse::kAbsolute;
-  b.g.at(s).layout_parent = add;
   b.output({s});
   EXPECT_EQ(at(b.plan(), add).reason, Reason::kLayoutSensitiveUse);
 }
@@ -287,7 +287,6 @@ TEST(Planner, LogicalViewOfTheResultAllowsTheMove) {
   NodeId r = b.view(a, contiguous({3}, 1));
   NodeId add = b.op({r}, {3});
   NodeId s = b.view(add, contiguous({}, 2));
-  b.g.at(s).layout_parent = add;
   b.output({s});
   EXPECT_EQ(at(b.plan(), add).action, Action::kInplace);
 }
