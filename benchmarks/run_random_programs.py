@@ -51,6 +51,7 @@ class Result:
     stock_sound: bool = False
     native_ok: bool = False
     code_match: bool | None = None
+    divergence: str | None = None  # explained, deliberate difference from stock's code
     invalid_program: bool = False  # generator/functionalize/harness failure
     problems: list[str] = dataclasses.field(default_factory=list)
     stock_problems: list[str] = dataclasses.field(default_factory=list)
@@ -93,6 +94,7 @@ def _check_seed(seed: int) -> Result:
         res.stock_sound = outcome.stock_sound
         res.native_ok = outcome.native_ok
         res.code_match = outcome.code_match
+        res.divergence = outcome.divergence
         res.problems = list(outcome.problems)
         res.stock_problems = list(outcome.stock_problems)
         res.invalid_program = any(p.startswith(_ORACLE_PREFIX) for p in outcome.problems)
@@ -160,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         n = len(results)
         if args.progress > 0 and (n % args.progress == 0 or n == len(seeds)):
             bad = sum(1 for r in results if not r.native_ok)
-            diff = sum(1 for r in results if r.code_match is False)
+            diff = sum(1 for r in results if r.code_match is False and r.divergence is None)
             print(
                 f"  [{n}/{len(seeds)}] {time.perf_counter() - t0:.1f}s  "
                 f"native mismatches={bad}  code mismatches (stock sound)={diff}",
@@ -173,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     stock_unsound = [r for r in results if not r.stock_sound and not r.invalid_program]
     stock_sound = [r for r in results if r.stock_sound]
     code_same = [r for r in stock_sound if r.code_match is True]
-    code_diff = [r for r in stock_sound if r.code_match is False]
+    code_diff = [r for r in stock_sound if r.code_match is False and r.divergence is None]
+    explained = [r for r in stock_sound if r.code_match is False and r.divergence is not None]
     slowest = max(results, key=lambda r: r.seconds) if results else None
 
     print("\n==== summary ====")
@@ -188,7 +191,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"stock unsound:                          {len(stock_unsound)}")
     print(f"stock sound:                            {len(stock_sound)}")
     print(f"  code matches where stock sound:       {len(code_same)}")
+    print(f"  explained divergences (stock gap):    {len(explained)}")
     print(f"  code mismatches where stock sound:    {len(code_diff)}")
+    kinds: dict[str, list[int]] = {}
+    for r in explained:
+        kind = r.divergence.split("; ")[-1] if "; " in r.divergence else r.divergence
+        kinds.setdefault(kind, []).append(r.seed)
+    for kind, seeds_of_kind in sorted(kinds.items()):
+        print(f"    {len(seeds_of_kind):5d}  {kind}  (e.g. seeds {', '.join(map(str, seeds_of_kind[:5]))})")
 
     _print_examples("INVALID PROGRAMS", invalid, args.show, args.max_ops)
     _print_examples("NATIVE MISMATCHES VS EAGER", native_bad, args.show, args.max_ops)

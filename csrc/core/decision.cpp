@@ -44,6 +44,42 @@ const char* reason_text(Reason r) {
       return "the operator has no in-place variant";
     case Reason::kLayoutSensitiveUse:
       return "self is laid out differently from the result and a later view (view/as_strided) depends on the layout";
+    case Reason::kScatterUnproven:
+      return "a later scatter reads self's memory and cannot be removed: its source never lands in place";
+  }
+  return "?";
+}
+
+const char* reason_name(Reason r) {
+  switch (r) {
+    case Reason::kNotCandidate:
+      return "not_candidate";
+    case Reason::kView:
+      return "view";
+    case Reason::kDone:
+      return "done";
+    case Reason::kResultNotSingleTensor:
+      return "result_not_single_tensor";
+    case Reason::kMetadataMismatch:
+      return "metadata_mismatch";
+    case Reason::kShapeMismatch:
+      return "shape_mismatch";
+    case Reason::kSelfOverlaps:
+      return "self_overlaps";
+    case Reason::kSelfIsInput:
+      return "self_is_input";
+    case Reason::kSelfRepeated:
+      return "self_repeated";
+    case Reason::kOperandAliasesSelf:
+      return "operand_aliases_self";
+    case Reason::kUsedLater:
+      return "used_later";
+    case Reason::kNoInplaceVariant:
+      return "no_inplace_variant";
+    case Reason::kLayoutSensitiveUse:
+      return "layout_sensitive_use";
+    case Reason::kScatterUnproven:
+      return "scatter_unproven";
   }
   return "?";
 }

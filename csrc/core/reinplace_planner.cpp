@@ -336,7 +336,8 @@ class Walk {
         merged_in = merged_in || root(v.storage) == root(self->storage);
       if (merged_in) continue;
       if (!inverts_a_view(j, self->storage)) {
-        decisions_[static_cast<size_t>(i)] = refuse(Reason::kUsedLater, j);
+        Reason why = kept_[static_cast<size_t>(j)] ? Reason::kScatterUnproven : Reason::kUsedLater;
+        decisions_[static_cast<size_t>(i)] = refuse(why, j);
         return;
       }
       removable.push_back(j);

@@ -36,4 +36,5 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("action_name", [](int a) { return core::action_name(static_cast<core::Action>(a)); });
   m.def("reason_text", [](int r) { return core::reason_text(static_cast<core::Reason>(r)); });
+  m.def("reason_name", [](int r) { return core::reason_name(static_cast<core::Reason>(r)); });
 }

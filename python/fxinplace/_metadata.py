@@ -195,8 +195,12 @@ def _propagate_fake(gm: GraphModule, sample_args: tuple) -> dict[Node, Any]:
     return env
 
 
-def propagate(gm: GraphModule, sample_args: tuple) -> tuple[dict[Node, Any], str]:
-    """Returns (value of every node, which path computed it: 'meta' or 'fake')."""
+def propagate(gm: GraphModule, sample_args: tuple, *, metadata: str = "auto") -> tuple[dict[Node, Any], str]:
+    """Returns (value of every node, which path computed it: 'meta' or 'fake').
+
+    metadata="fake" forces the FakeTensor replay (as the stock pass computes it),
+    for diagnosing where the two paths disagree.
+    """
     for i, arg in enumerate(sample_args):
         if isinstance(arg, torch.Tensor):
             _check_tensor_kind(arg, f"sample arg {i}")
@@ -205,6 +209,8 @@ def propagate(gm: GraphModule, sample_args: tuple) -> tuple[dict[Node, Any], str
             value = attr_of(gm, node.target)
             if isinstance(value, torch.Tensor):
                 _check_tensor_kind(value, f"node {node.name!r} (get_attr {node.target})")
+    if metadata == "fake":
+        return _propagate_fake(gm, sample_args), "fake"
     try:
         return _propagate(gm, sample_args, use_vals=_vals_describe(gm, sample_args)), "meta"
     except _NeedsFake:

@@ -20,6 +20,7 @@ class Decision:
     node: str
     action: str  # keep | inplace | scatter_to_copy | remove_scatter
     reason: str
+    reason_code: str  # stable identifier of `reason`, e.g. "used_later"
     culprit: str | None  # the node behind a refusal (a later use, an aliasing operand)
 
 
@@ -45,7 +46,7 @@ class ReinplaceReport:
     def explain(self, *, include_non_candidates: bool = False) -> str:
         lines = []
         for d in self.decisions:
-            if d.action == "keep" and d.reason.startswith("not a candidate") and not include_non_candidates:
+            if d.reason_code in ("not_candidate", "view") and not include_non_candidates:
                 continue
             why = d.reason if d.action == "keep" else "done"
             culprit = f" (see {d.culprit})" if d.culprit else ""
@@ -55,8 +56,12 @@ class ReinplaceReport:
 
 def reinplace_report(gm: GraphModule, *sample_args: Any) -> ReinplaceReport:
     """Re-inplace `gm` like `reinplace`, and return every decision with its reason."""
+    return _reinplace_report(gm, sample_args, metadata="auto")
+
+
+def _reinplace_report(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
     validate(gm, sample_args)
-    env, path = propagate(gm, sample_args)
+    env, path = propagate(gm, sample_args, metadata=metadata)
     records, nodes, num_storages = build_records(gm, env)
     del env
     decisions, walks = _C.plan(records, num_storages)
@@ -67,6 +72,7 @@ def reinplace_report(gm: GraphModule, *sample_args: Any) -> ReinplaceReport:
                 node=node.name,
                 action=_C.action_name(action),
                 reason=_C.reason_text(reason),
+                reason_code=_C.reason_name(reason),
                 culprit=nodes[culprit].name if culprit >= 0 else None,
             )
         )

@@ -167,7 +167,7 @@ TEST(Planner, VerifierKeepsAScatterWhoseSourceNeverLandsInPlace) {
   b.output({d});
   Plan p = b.plan();
   EXPECT_EQ(p.walks, 2);
-  EXPECT_EQ(at(p, c).reason, Reason::kUsedLater);
+  EXPECT_EQ(at(p, c).reason, Reason::kScatterUnproven);
   EXPECT_EQ(at(p, c).culprit, d);
   EXPECT_EQ(at(p, d).action, Action::kScatterToCopy);
 }

@@ -1,0 +1,7 @@
+"""`python -m fxinplace ...`: see fxinplace.cli."""
+
+import sys
+
+from fxinplace.cli import main
+
+sys.exit(main())
