@@ -168,6 +168,12 @@ def _propagate(gm: GraphModule, sample_args: tuple, *, use_vals: bool) -> dict[N
     return env
 
 
+def _fake(mode: Any, value: Any) -> Any:
+    # Static shapes: the ShapeEnv is only there for data-dependent outputs; the
+    # inputs' sizes and strides are the sample args' own, as in the stock pass.
+    return mode.from_tensor(value, static_shapes=True) if isinstance(value, torch.Tensor) else value
+
+
 def _propagate_fake(gm: GraphModule, sample_args: tuple) -> dict[Node, Any]:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -180,10 +186,10 @@ def _propagate_fake(gm: GraphModule, sample_args: tuple) -> dict[Node, Any]:
         for node in gm.graph.nodes:
             if node.op == "placeholder":
                 arg = next(args_iter)
-                env[node] = mode.from_tensor(arg) if isinstance(arg, torch.Tensor) else arg
+                env[node] = _fake(mode, arg)
             elif node.op == "get_attr":
                 value = attr_of(gm, node.target)
-                env[node] = mode.from_tensor(value) if isinstance(value, torch.Tensor) else value
+                env[node] = _fake(mode, value)
             elif node.op == "call_function":
                 try:
                     env[node] = _run(node, env)

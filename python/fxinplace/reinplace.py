@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,7 +62,27 @@ def reinplace_report(gm: GraphModule, *sample_args: Any) -> ReinplaceReport:
     return _reinplace_report(gm, sample_args, metadata="auto")
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    # The pass allocates many small tuples while the graph holds tens of
+    # thousands of tracked objects: each cyclic-GC pass would rescan them all
+    # (measured: a third of the pass on a 10k-node graph). Nothing here makes
+    # cycles that outlive the pass, so collection can wait until it ends.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _reinplace_report(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
+    with _gc_paused():
+        return _run_pass(gm, sample_args, metadata=metadata)
+
+
+def _run_pass(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
     validate(gm, sample_args)
     env, path = propagate(gm, sample_args, metadata=metadata)
     records, nodes, num_storages = build_records(gm, env)
