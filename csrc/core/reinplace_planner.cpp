@@ -383,22 +383,41 @@ class Walk {
   // tensor; a view of a moved tensor lands as derive_geom says. nullopt when
   // that cannot be worked out (the planner then stays cautious).
   std::optional<Geometry> effective_geom(NodeId n) {
-    const TensorValue* v = value(n);
-    if (!v) return std::nullopt;
-    const Geometry& own = g_.geometries().at(v->geom);
-    if (rep(n) != n) {
-      auto home = effective_geom(rep(n));
-      if (!home || home->sizes != own.sizes) return std::nullopt;
-      return home;
+    // Iterative (view chains can be long): climb to a node whose memory did not
+    // move, then come back down, re-deriving each step's geometry.
+    std::vector<NodeId> path;
+    NodeId cur = n;
+    while (true) {
+      if (!value(cur)) return std::nullopt;
+      NodeId up = rep(cur);
+      if (up == cur) {
+        up = g_.at(cur).layout_parent;
+        if (up == kNoNode || !aliases_parent(cur)) break;
+      }
+      path.push_back(cur);
+      cur = up;
     }
-    NodeId parent = g_.at(n).layout_parent;
-    if (parent == kNoNode || !aliases_parent(n)) return own;
-    auto after = effective_geom(parent);
-    if (!after) return std::nullopt;
-    const Geometry& before = g_.geometries().at(value(parent)->geom);
-    if (*after == before) return own;
-    return derive_geom(n, before, *after);
+    Geometry g = own_geom(cur);
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      NodeId child = *it;
+      const Geometry& child_own = own_geom(child);
+      if (rep(child) != child) {  // a rewritten node is its replacement's tensor
+        if (g.sizes != child_own.sizes) return std::nullopt;
+        continue;
+      }
+      const Geometry& before = own_geom(g_.at(child).layout_parent);
+      if (g == before) {
+        g = child_own;
+        continue;
+      }
+      auto landed = derive_geom(child, before, g);
+      if (!landed) return std::nullopt;
+      g = std::move(*landed);
+    }
+    return g;
   }
+
+  const Geometry& own_geom(NodeId n) const { return g_.geometries().at(value(n)->geom); }
 
   bool has_view_user(NodeId j) {
     if (view_users_.empty()) {

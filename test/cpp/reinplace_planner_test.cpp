@@ -290,3 +290,16 @@ TEST(Planner, LogicalViewOfTheResultAllowsTheMove) {
   b.output({s});
   EXPECT_EQ(at(b.plan(), add).action, Action::kInplace);
 }
+
+// a = clone(x); v1 = alias(a); ...; v200000 = alias(v199999); b = add(v200000, a)
+// Working out where v200000 lives walks the whole chain: it must not recurse.
+TEST(Planner, DeepViewChainsAreWalkedWithoutRecursion) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false);
+  NodeId v = a;
+  for (int i = 0; i < 200000; ++i) v = b.view(v, contiguous({4}));
+  NodeId add = b.op({v, a}, {4});
+  b.output({add});
+  EXPECT_EQ(at(b.plan(), add).action, Action::kInplace);
+}
