@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
+
 from fxinplace import graphs
 from fxinplace.cli import (
     Comparison,

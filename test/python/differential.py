@@ -24,12 +24,13 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import fxinplace
 import torch
 import torch.fx
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.passes.reinplace import reinplace as stock_reinplace
 from torch.utils import _pytree as pytree
+
+import fxinplace
 
 __all__ = [
     "Outcome",

@@ -1,12 +1,13 @@
 """Inputs the pass cannot take get a clear exception naming the node; odd-but-valid ones work."""
 
-import fxinplace
 import pytest
 import torch
-from fxinplace import ReinplaceInputError
 from torch.func import functionalize
 from torch.fx import Graph, GraphModule
 from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxinplace
+from fxinplace import ReinplaceInputError
 
 
 def _graph_module(build):

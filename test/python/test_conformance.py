@@ -7,10 +7,11 @@ wherever the stock pass is sound, generate exactly the stock pass's ``gm.code``.
 
 from __future__ import annotations
 
-import fxinplace
 import pytest
 from corpus import PROGRAMS, Program
 from differential import assert_ok, check_program, structure
+
+import fxinplace
 
 # The pass under test. Swap for torch.fx.passes.reinplace.reinplace to self-check
 # the corpus and harness against the stock pass.

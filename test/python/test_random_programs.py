@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 
-import fxinplace
 import pytest
 from differential import assert_ok, check_program
+
+import fxinplace
 from fxinplace.testing.program_gen import generate
 
 GEN_COUNT = int(os.environ.get("FXINPLACE_GEN_COUNT", "200"))

@@ -1,8 +1,8 @@
 """Details of the rewrite beyond the differential corpus: meta['val'], constants, explanations."""
 
 import torch
-from torch.fx.experimental.proxy_tensor import make_fx
 from torch.func import functionalize
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 
