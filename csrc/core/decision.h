@@ -28,7 +28,7 @@ enum class Reason : uint8_t {
   kUsedLater,              // self, or an alias of it, is read after the op
   kNoInplaceVariant,       // the operator has no in-place overload
   kLayoutSensitiveUse,     // self is laid out differently and a later view depends on layout
-  kScatterUnproven,        // a later scatter would only be a no-op if its source landed in place, and it does not
+  kScatterUnproven,  // a later scatter would only be a no-op if its source landed in place, and it does not
 };
 
 const char* action_name(Action a);

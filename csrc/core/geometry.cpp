@@ -183,8 +183,8 @@ namespace {
 
 // Writes `amount` (an element distance in `base`) as index steps per dim of a
 // dense `base`, largest stride first; nullopt if it is not such a combination.
-std::optional<std::vector<Int>> index_steps(Int amount, const Geometry& base, const std::vector<size_t>& order,
-                                            bool bounded) {
+std::optional<std::vector<Int>> index_steps(Int amount, const Geometry& base,
+                                            const std::vector<size_t>& order, bool bounded) {
   std::vector<Int> steps(base.sizes.size(), 0);
   for (size_t d : order) {
     Int step = amount / base.strides[d];
@@ -198,7 +198,8 @@ std::optional<std::vector<Int>> index_steps(Int amount, const Geometry& base, co
 
 }  // namespace
 
-std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_base, const Geometry& new_base) {
+std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_base,
+                                      const Geometry& new_base) {
   if (old_base.sizes != new_base.sizes) return std::nullopt;
   std::vector<size_t> order;
   for (size_t d = 0; d < old_base.sizes.size(); ++d)
@@ -244,7 +245,8 @@ std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_
 // Old dims are grouped into runs that are contiguous with each other; each
 // run must be rebuilt exactly by a run of new dims, which then step through
 // it with the run's innermost stride. Size-1 new dims fit anywhere.
-std::optional<std::vector<Int>> reshape_strides(const std::vector<Int>& sizes, const std::vector<Int>& strides,
+std::optional<std::vector<Int>> reshape_strides(const std::vector<Int>& sizes,
+                                                const std::vector<Int>& strides,
                                                 const std::vector<Int>& new_sizes) {
   std::vector<Int> out(new_sizes.size(), 1);
   Int numel = 1;

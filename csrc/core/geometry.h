@@ -87,7 +87,8 @@ std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_
 
 // Strides `aten::view` gives a tensor of `sizes`/`strides` reshaped to
 // `new_sizes` without copying, or nullopt where such a view is impossible.
-std::optional<std::vector<Int>> reshape_strides(const std::vector<Int>& sizes, const std::vector<Int>& strides,
+std::optional<std::vector<Int>> reshape_strides(const std::vector<Int>& sizes,
+                                                const std::vector<Int>& strides,
                                                 const std::vector<Int>& new_sizes);
 
 // The geometry the view op named by `spec` produces on `base`, or nothing if the

@@ -59,8 +59,8 @@ struct Node {
   ScatterSpec scatter;  // kind != kNone for a view-inverting *_scatter op
   NodeId self = kNoNode;
   NodeId scatter_src = kNoNode;
-  NodeId view_of = kNoNode;  // base of a view (for getitem: base of the multi-view)
-  std::vector<NodeId> operands;  // every node the args and kwargs name, in order
+  NodeId view_of = kNoNode;          // base of a view (for getitem: base of the multi-view)
+  std::vector<NodeId> operands;      // every node the args and kwargs name, in order
   std::vector<TensorValue> results;  // tensor leaves of the node's value
 };
 

@@ -443,7 +443,6 @@ class Walk {
   std::vector<bool> view_users_;
   std::vector<LayoutUse> layout_needs_;
   std::vector<std::vector<NodeId>> layout_children_;
-
 };
 
 }  // namespace

@@ -10,9 +10,7 @@ namespace fxinplace::core {
 
 class UnionFind {
  public:
-  explicit UnionFind(size_t n = 0) : parent_(n), rank_(n, 0) {
-    std::iota(parent_.begin(), parent_.end(), 0);
-  }
+  explicit UnionFind(size_t n = 0) : parent_(n), rank_(n, 0) { std::iota(parent_.begin(), parent_.end(), 0); }
   int32_t find(int32_t x) {
     while (parent_[x] != x) {
       parent_[x] = parent_[parent_[x]];

@@ -75,7 +75,8 @@ py::tuple plan_from_records(const py::list& records, int num_storages) {
   Plan plan = plan_reinplace(g);
   py::list out;
   for (const Decision& d : plan.decisions)
-    out.append(py::make_tuple(static_cast<int>(d.action), static_cast<int>(d.reason), d.culprit, d.replacement));
+    out.append(
+        py::make_tuple(static_cast<int>(d.action), static_cast<int>(d.reason), d.culprit, d.replacement));
   return py::make_tuple(out, plan.walks);
 }
 

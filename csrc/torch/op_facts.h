@@ -15,8 +15,8 @@ struct OpFacts {
   ViewKind view = ViewKind::kNone;
   bool mutates = false;  // some argument is annotated as written (`Tensor(a!)`)
   bool pointwise = false;
-  std::string first_arg_name;     // so a `self` passed by keyword can be found
-  std::string inplace_overload;   // overload name of `<name>_`, when one matches
+  std::string first_arg_name;    // so a `self` passed by keyword can be found
+  std::string inplace_overload;  // overload name of `<name>_`, when one matches
   bool has_inplace = false;
 };
 

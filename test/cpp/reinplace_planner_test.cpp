@@ -1,8 +1,8 @@
 // Planner tests on hand-built IR: each builds the functional graph in the
 // comment above it and checks the decisions, not the printed graph.
-#include <gtest/gtest.h>
-
 #include "reinplace_planner.h"
+
+#include <gtest/gtest.h>
 
 using namespace fxinplace::core;
 
