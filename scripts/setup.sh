@@ -18,7 +18,7 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/python -m pip install -q torch==2.13.0 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/python -m pip install -q pytest tqdm ruff "transformers>=4.40" 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python -m pip install -q pytest tqdm ruff clang-format "transformers>=4.40" 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 # --no-build-isolation: build against the torch above instead of fetching another.
 .venv/bin/python -m pip install -q --no-build-isolation -e . 2>&1 | grep -v "^WARNING: Location" || true

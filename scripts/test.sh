@@ -9,4 +9,9 @@ cmake -S . -B build/cpp -DFXINPLACE_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release 
 cmake --build build/cpp -j "$(nproc)"
 ctest --test-dir build/cpp --output-on-failure
 
+# Style: ruff for Python, clang-format for C++.
+.venv/bin/ruff check python test benchmarks
+.venv/bin/ruff format --check python test benchmarks
+.venv/bin/clang-format --dry-run -Werror csrc/*/*.cpp csrc/*/*.h test/cpp/*.cpp
+
 .venv/bin/python -m pytest -q "$@"
