@@ -97,6 +97,9 @@ class Walk {
   const TensorValue* value(NodeId n) const { return g_.single_result(n); }
 
   void summarise_uses() {
+    // last_user[op] == j: op already counted for user j (an op passed twice
+    // reads its memory once).
+    std::vector<NodeId> last_user(g_.size(), kNoNode);
     for (NodeId j = 0; j < static_cast<NodeId>(g_.size()); ++j) {
       const Node& user = g_.at(j);
       if (user.kind == NodeKind::kInput || user.kind == NodeKind::kConstant)
@@ -107,10 +110,9 @@ class Walk {
           classes_[static_cast<size_t>(user.results[0].storage)].view_pairs.insert(
               pair_key(base->geom, user.results[0].geom));
       }
-      std::vector<NodeId> seen;
       for (NodeId op : user.operands) {
-        if (std::find(seen.begin(), seen.end(), op) != seen.end()) continue;
-        seen.push_back(op);
+        if (last_user[static_cast<size_t>(op)] == j) continue;
+        last_user[static_cast<size_t>(op)] = j;
         for (const TensorValue& v : g_.at(op).results) record_use(j, v.storage);
       }
     }
