@@ -72,8 +72,18 @@ void Geometry::for_each_address(const std::function<void(Int)>& visit) const {
 }
 
 bool Geometry::has_internal_overlap() const {
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] > 1 && strides[d] == 0) return true;
+  if (numel() == 0) return false;
+  // Sorted by stride, each dim must step past everything the smaller dims
+  // reach; otherwise two indices may share an element (expand's stride 0, or
+  // as_strided((3, 3), (1, 1)), which ATen itself only calls "too hard").
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] > 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [this](size_t a, size_t b) { return strides[a] < strides[b]; });
+  Int reach = 0;
+  for (size_t d : dims) {
+    if (strides[d] <= reach) return true;
+    reach += (sizes[d] - 1) * strides[d];
   }
   return false;
 }

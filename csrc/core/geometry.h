@@ -32,8 +32,8 @@ struct Geometry {
   // address ranges, as ATen's own overlap check decides it).
   bool may_overlap(const Geometry& other) const;
   void for_each_address(const std::function<void(Int)>& visit) const;
-  // True when two distinct indices certainly address one element (a size > 1
-  // with stride 0, as `expand` makes). Writing such a tensor in place is unsound.
+  // True unless every index provably addresses its own element. Writing an
+  // overlapping tensor in place is unsound.
   bool has_internal_overlap() const;
 };
 

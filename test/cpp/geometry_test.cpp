@@ -36,6 +36,12 @@ TEST(Geometry, ExpandedTensorsOverlap) {
   EXPECT_TRUE(g.has_internal_overlap());
   g.sizes[0] = 1;  // a stride-0 dim of size 1 addresses one element only
   EXPECT_FALSE(g.has_internal_overlap());
+  Geometry diagonal_sums = contiguous({3, 3});
+  diagonal_sums.strides = {1, 1};  // element (i, j) at i + j: (0, 1) and (1, 0) collide
+  EXPECT_TRUE(diagonal_sums.has_internal_overlap());
+  Geometry gappy = contiguous({2, 3});
+  gappy.strides = {7, 2};
+  EXPECT_FALSE(gappy.has_internal_overlap());
 }
 
 TEST(Geometry, InterningGivesEqualIdsForEqualGeometry) {

@@ -701,6 +701,14 @@ def sort_values_add(x):
 # ======================================================================================
 
 
+def unsound_overlapping_self(x):
+    # as_strided((3, 3), (1, 1)) reads element i + j: the view overlaps itself.
+    # ATen calls that overlap "too hard" and lets mul_ run, in an order-dependent
+    # way; the stock pass only refuses stride-0 overlap, so it emits mul_ here.
+    a = x.clone()
+    return torch.as_strided(a, (3, 3), (1, 1), 2) * -0.75
+
+
 def unsound_partial_overlap(x):
     a = x + 1
     # Stock turns this into a.add_(a.t()): self partially overlaps an operand, which
@@ -1026,6 +1034,7 @@ PROGRAMS: list[Program] = [
     # ---- stock is unsound here (see the functions' comments); the harness skips the
     # code comparison and only checks the native pass against eager.
     Program("unsound_partial_overlap", unsound_partial_overlap, _x44, require_stock_match=False),
+    Program("unsound_overlapping_self", unsound_overlapping_self, _x44, require_stock_match=False),
     Program(
         "unsound_numel_not_shape",
         unsound_numel_not_shape,
