@@ -326,6 +326,7 @@ SOUNDNESS_REFUSALS = {
     "operand_aliases_self": "stock checks operand aliasing by node identity only",
     "layout_sensitive_use": "stock moves a result under a layout-dependent view (as_strided/view)",
     "scatter_unproven": "stock removes a scatter whose source never lands in place",
+    "self_overlaps": "stock refuses self-overlap only when ATen's check says yes (stride 0)",
 }
 
 
