@@ -12,6 +12,6 @@ ctest --test-dir build/cpp --output-on-failure
 # Style: ruff for Python, clang-format for C++.
 .venv/bin/ruff check python test benchmarks
 .venv/bin/ruff format --check python test benchmarks
-.venv/bin/clang-format --dry-run -Werror csrc/*/*.cpp csrc/*/*.h test/cpp/*.cpp
+.venv/bin/clang-format --dry-run -Werror csrc/*/*.cpp csrc/*/*.h test/cpp/*.cpp test/cpp/*.h
 
 .venv/bin/python -m pytest -q "$@"

@@ -4,22 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "test_geometry_helpers.h"
+
 using namespace fxinplace::core;
+using fxinplace::core::testing::contiguous;
 
 namespace {
-
-Geometry contiguous(std::vector<Int> sizes, Int offset = 0) {
-  Geometry g;
-  g.sizes = sizes;
-  g.strides.resize(sizes.size());
-  Int stride = 1;
-  for (size_t d = sizes.size(); d-- > 0;) {
-    g.strides[d] = stride;
-    stride *= sizes[d];
-  }
-  g.offset = offset;
-  return g;
-}
 
 class Builder {
  public:
