@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "core/decision.h"
+#include "python/functionalize_bindings.h"
 #include "python/graph_builder.h"
 #include "torch/op_facts.h"
 
@@ -33,6 +34,8 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("plan", &fxinplace::python::plan_from_records, py::arg("records"), py::arg("num_storages"),
         "Plan re-inplacing over node records; returns (decisions, walks).");
+
+  fxinplace::python::bind_functionalize(m);
 
   m.def("action_name", [](int a) { return core::action_name(static_cast<core::Action>(a)); });
   m.def("reason_text", [](int r) { return core::reason_text(static_cast<core::Reason>(r)); });

@@ -56,6 +56,8 @@ bool is_inplace_sibling(const c10::FunctionSchema& functional, const c10::Functi
 
 }  // namespace
 
+std::vector<std::string> overloads_of(const std::string& name) { return overload_index().overloads(name); }
+
 OpFacts op_facts(const std::string& name, const std::string& overload) {
   OpFacts facts;
   auto handle = c10::Dispatcher::singleton().findSchema({name, overload});

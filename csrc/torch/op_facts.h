@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace fxinplace::torch_bridge {
 
@@ -22,5 +23,8 @@ struct OpFacts {
 
 // `name` is qualified ("aten::add"), `overload` may be empty for `.default`.
 OpFacts op_facts(const std::string& name, const std::string& overload);
+
+// Overload names registered under a qualified name ("aten::add" -> {"Tensor", "Scalar", "out", ...}).
+std::vector<std::string> overloads_of(const std::string& name);
 
 }  // namespace fxinplace::torch_bridge

@@ -1,6 +1,7 @@
 """fxinplace: native re-inplacing (and, next, functionalization) for PyTorch FX graphs."""
 
 from fxinplace._errors import ReinplaceInputError
+from fxinplace._functionalize import functionalize
 from fxinplace.reinplace import Decision, ReinplaceReport, reinplace, reinplace_report
 
-__all__ = ["Decision", "ReinplaceInputError", "ReinplaceReport", "reinplace", "reinplace_report"]
+__all__ = ["Decision", "ReinplaceInputError", "ReinplaceReport", "functionalize", "reinplace", "reinplace_report"]

@@ -15,6 +15,8 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
+from fxinplace._auto_functionalized import AFV2
+from fxinplace._auto_functionalized import check_node as check_auto_functionalized
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._metadata import Fresh
 from fxinplace._op_info import LAYOUT_LOGICAL, VIEW_MULTI, VIEW_SINGLE, op_info
@@ -43,7 +45,15 @@ def validate(gm: Any, sample_args: tuple) -> None:
             continue
         target = node.target
         if isinstance(target, torch._ops.HigherOrderOperator):
-            raise ReinplaceInputError(f"node {node.name!r}: higher-order op {target.name()} is not supported")
+            if target is AFV2:
+                # An opaque reader of its kwargs' tensors returning fresh ones;
+                # _auto_functionalized drops its clones after the native pass.
+                check_auto_functionalized(node)
+                continue
+            raise ReinplaceInputError(
+                f"node {node.name!r}: higher-order op {target.name()} is not supported "
+                "(of the higher-order ops only auto_functionalized_v2 is)"
+            )
         if isinstance(target, torch._ops.OpOverloadPacket):
             raise ReinplaceInputError(
                 f"node {node.name!r}: target {target} is an overload packet; "
@@ -223,6 +233,8 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
             kind = KIND_CONSTANT
         elif node.op == "output":
             kind, results = KIND_OUTPUT, []
+        elif target is AFV2:
+            pass  # KIND_OTHER: reads every operand, its results are its own storages
         elif not isinstance(target, torch._ops.OpOverload) and target is not operator.getitem:
             _reject_tensor_math(node, env)
         elif target is operator.getitem:

@@ -12,6 +12,7 @@ from torch.fx import GraphModule
 
 from fxinplace import _C
 from fxinplace._apply_plan import apply_plan
+from fxinplace._auto_functionalized import metadata_standins, reinplace_auto_functionalized
 from fxinplace._graph_records import build_records, validate
 from fxinplace._metadata import propagate
 
@@ -21,7 +22,10 @@ class Decision:
     """What happened to one node, and why."""
 
     node: str
-    action: str  # keep | inplace | scatter_to_copy | remove_scatter
+    # keep | inplace | scatter_to_copy | remove_scatter; for auto_functionalized_v2
+    # nodes also partial_inplace (some bases still cloned) and, for the copy_ of a
+    # new base back into an input that the node now mutates in place, remove_copy.
+    action: str
     reason: str
     reason_code: str  # stable identifier of `reason`, e.g. "used_later"
     culprit: str | None  # the node behind a refusal (a later use, an aliasing operand)
@@ -51,7 +55,7 @@ class ReinplaceReport:
         for d in self.decisions:
             if d.reason_code in ("not_candidate", "view") and not include_non_candidates:
                 continue
-            why = d.reason if d.action == "keep" else "done"
+            why = "done" if d.reason_code == "done" else d.reason
             culprit = f" (see {d.culprit})" if d.culprit else ""
             lines.append(f"{d.node}: {d.action}: {why}{culprit}")
         return "\n".join(lines)
@@ -84,7 +88,8 @@ def _reinplace_report(gm: GraphModule, sample_args: tuple, *, metadata: str) -> 
 
 def _run_pass(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
     validate(gm, sample_args)
-    env, path = propagate(gm, sample_args, metadata=metadata)
+    with metadata_standins(gm, sample_args):
+        env, path = propagate(gm, sample_args, metadata=metadata)
     records, nodes, num_storages = build_records(gm, env)
     del env
     decisions, walks = _C.plan(records, num_storages)
@@ -100,8 +105,22 @@ def _run_pass(gm: GraphModule, sample_args: tuple, *, metadata: str) -> Reinplac
             )
         )
     apply_plan(gm, nodes, decisions)
+    _merge(report, reinplace_auto_functionalized(gm, sample_args))
     gm.recompile()
     return report
+
+
+def _merge(report: ReinplaceReport, afv2_decisions: list) -> None:
+    """The auto_functionalized_v2 pass's decisions replace the native ones for those nodes."""
+    if not afv2_decisions:
+        return
+    where = {d.node: i for i, d in enumerate(report.decisions)}
+    for d in afv2_decisions:
+        decision = Decision(d.node, d.action, d.reason, d.reason_code, d.culprit)
+        if d.node in where:
+            report.decisions[where[d.node]] = decision
+        else:
+            report.decisions.append(decision)
 
 
 def reinplace(gm: GraphModule, *sample_args: Any) -> GraphModule:

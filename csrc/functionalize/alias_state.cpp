@@ -1,0 +1,53 @@
+#include "functionalize/alias_state.h"
+
+#include <c10/core/StorageImpl.h>
+
+namespace fxinplace::functionalize {
+namespace {
+
+c10::Storage dataless_storage(const at::Tensor& like) {
+  return c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), 0,
+                                                            c10::DataPtr(nullptr, like.device()),
+                                                            /*allocator=*/nullptr, /*resizable=*/false));
+}
+
+}  // namespace
+
+AliasState::AliasState(at::Tensor base) : base_(std::move(base)), storage_(dataless_storage(base_)) {}
+
+void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const std::string& op_name) {
+  // as_strided addresses the storage of whatever it is applied to: after
+  // another view it would replay against that view's replayed value, whose
+  // layout need not match the eager one.
+  for (size_t k = 1; k < views.size(); ++k)
+    TORCH_CHECK(!views[k]->is_as_strided(), "fxinplace.functionalize: ", op_name,
+                " writes through as_strided() applied to another view; as_strided is only supported as the first "
+                "view of a tensor (it is not compositional)");
+  pending_.push_back(Update{std::move(new_value), views});
+  ++generation_;
+  mutated_ = true;
+}
+
+void AliasState::replace_base(at::Tensor new_base) {
+  pending_.clear();
+  base_ = std::move(new_base);
+  ++generation_;
+  mutated_ = true;
+}
+
+const at::Tensor& AliasState::base(bool reapply_views) {
+  for (Update& update : pending_) {
+    // Views of the current base along the chain, then fold the written value
+    // back from the innermost view outwards.
+    std::vector<at::Tensor> along{base_};
+    for (size_t k = 0; k + 1 < update.views.size(); ++k)
+      along.push_back(update.views[k]->forward(along.back(), reapply_views));
+    at::Tensor value = std::move(update.value);
+    for (size_t k = update.views.size(); k-- > 0;) value = update.views[k]->reverse(along[k], value, reapply_views);
+    base_ = std::move(value);
+  }
+  pending_.clear();
+  return base_;
+}
+
+}  // namespace fxinplace::functionalize

@@ -1,0 +1,50 @@
+// State shared by every functional tensor that aliases one storage: the
+// current (unwrapped) base value and the writes to it that have not been
+// folded in yet. Writes are queued and applied lazily, on the next read
+// (`base()`), so a run of writes through views costs one replay.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Storage.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "functionalize/view_record.h"
+
+namespace fxinplace::functionalize {
+
+class AliasState {
+ public:
+  explicit AliasState(at::Tensor base);
+
+  // Bumped by every write; an alias whose value was computed at an older
+  // generation must be regenerated from `base()` before it is read.
+  uint64_t generation() const { return generation_; }
+  // True once any alias of the storage was written (inputs need a copy back).
+  bool mutated() const { return mutated_; }
+
+  // `new_value` is the value the alias reached through `views` now holds.
+  void add_update(at::Tensor new_value, const ViewChain& views, const std::string& op_name);
+  // The base itself takes a new value of possibly another shape (resize_, out=).
+  void replace_base(at::Tensor new_base);
+
+  // The base with every queued write applied.
+  const at::Tensor& base(bool reapply_views);
+  // Shared, dataless: makes untyped_storage() identical across aliases.
+  const c10::Storage& storage() const { return storage_; }
+
+ private:
+  struct Update {
+    at::Tensor value;
+    ViewChain views;
+  };
+
+  at::Tensor base_;
+  std::vector<Update> pending_;
+  uint64_t generation_ = 0;
+  bool mutated_ = false;
+  c10::Storage storage_;
+};
+
+}  // namespace fxinplace::functionalize

@@ -1,0 +1,225 @@
+// The boxed fallback on kFunctionalizeKey: every op that touches a functional
+// tensor (or, inside a region, creates one) lands here and is re-issued as
+// functional ops on the unwrapped values, with our key excluded, so a mode
+// below us (make_fx's proxy mode) records only functional ops.
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/library.h>
+
+#include <memory>
+#include <mutex>
+
+#include "functionalize/auto_functionalize.h"
+#include "functionalize/dispatch_key.h"
+#include "functionalize/functional_tensor.h"
+#include "functionalize/ivalue_tensors.h"
+#include "functionalize/op_classes.h"
+#include "functionalize/region.h"
+
+namespace fxinplace::functionalize {
+namespace {
+
+using Args = c10::ArrayRef<c10::IValue>;
+
+struct ArgScan {
+  bool any_tensor = false;
+  bool any_functional = false;
+};
+
+ArgScan scan(Args args) {
+  ArgScan s;
+  for (const c10::IValue& a : args)
+    for_each_tensor(a, [&](const at::Tensor& t) {
+      s.any_tensor = s.any_tensor || t.defined();
+      s.any_functional = s.any_functional || is_functional(t);
+    });
+  return s;
+}
+
+std::string op_name(const c10::OperatorHandle& op) { return c10::toString(op.operator_name()); }
+
+void unwrap_arguments(torch::jit::Stack* stack, size_t num_args, bool reapply) {
+  for (auto it = stack->end() - num_args; it != stack->end(); ++it)
+    *it = map_tensors(*it, [&](const at::Tensor& t) { return is_functional(t) ? unwrap_synced(t, reapply) : t; });
+}
+
+void wrap_returns(torch::jit::Stack* stack, size_t num_returns) {
+  for (auto it = stack->end() - num_returns; it != stack->end(); ++it)
+    *it = map_tensors(*it, [](const at::Tensor& t) { return t.defined() ? wrap_new(t) : t; });
+}
+
+// Every written argument must be functional: a tensor created outside the
+// region (captured by the function) cannot be written with functional data.
+void check_written_are_functional(const c10::OperatorHandle& op, const OpClass& c, Args args) {
+  for (size_t p : c.written)
+    for_each_tensor(args[p], [&](const at::Tensor& t) {
+      TORCH_CHECK(!t.defined() || is_functional(t), "fxinplace.functionalize: ", op_name(op), " writes its argument '",
+                  op.schema().arguments()[p].name(),
+                  "', a tensor created outside the functionalized function (captured), using functional tensors; "
+                  "pass that tensor to the function as an input instead");
+    });
+}
+
+void commit_one(const c10::OperatorHandle& op, const at::Tensor& target, const at::Tensor& new_value) {
+  FunctionalTensorImpl* impl = functional_impl(target);
+  if (new_value.sym_sizes() == impl->value().sym_sizes()) {
+    impl->commit(new_value, op_name(op));
+    return;
+  }
+  TORCH_CHECK(impl->views().empty(), "fxinplace.functionalize: ", op_name(op),
+              " changes the shape of a view; only a tensor that is not a view can be resized");
+  impl->replace_base(new_value);
+}
+
+void commit(const c10::OperatorHandle& op, const c10::IValue& target, const c10::IValue& new_value) {
+  if (target.isTensor()) {
+    if (target.toTensor().defined()) commit_one(op, target.toTensor(), new_value.toTensor());
+    return;
+  }
+  if (target.isTensorList()) {
+    auto targets = target.toTensorList();
+    auto values = new_value.toTensorList();
+    for (size_t k = 0; k < targets.size(); ++k) commit_one(op, targets[k], values[k]);
+  }
+}
+
+// x.add_(y) -> x's alias group records `add(x, y)` as x's new value.
+void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::Stack* stack, bool reapply) {
+  const size_t num_args = op.schema().arguments().size();
+  std::vector<c10::IValue> originals(stack->end() - num_args, stack->end());
+  unwrap_arguments(stack, num_args, reapply);
+  torch::jit::Stack functional_stack;
+  functional_stack.reserve(c.functional_args.size());
+  Args unwrapped = torch::jit::last(*stack, num_args);
+  for (size_t p : c.functional_args) functional_stack.push_back(unwrapped[p]);
+  torch::jit::drop(*stack, num_args);
+  c.functional->callBoxed(functional_stack);
+
+  const size_t num_returns = c.return_alias.size();
+  size_t next_unreturned = num_returns;
+  for (size_t p : c.written) {
+    bool returned = false;
+    for (int alias : c.return_alias) returned = returned || alias == static_cast<int>(p);
+    if (!returned) commit(op, originals[p], functional_stack[next_unreturned++]);
+  }
+  for (size_t r = 0; r < num_returns; ++r) {
+    const int alias = c.return_alias[r];
+    if (alias >= 0) {
+      commit(op, originals[alias], functional_stack[r]);
+      stack->push_back(originals[alias]);
+    } else {
+      stack->push_back(map_tensors(functional_stack[r],
+                                   [](const at::Tensor& t) { return t.defined() ? wrap_new(t) : t; }));
+    }
+  }
+}
+
+// y = x[1:] -> y joins x's alias group with x's views plus `slice(dim=0, 1)`.
+void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reapply) {
+  const size_t num_args = op.schema().arguments().size();
+  const at::Tensor self = torch::jit::peek(*stack, 0, num_args).toTensor();
+  FunctionalTensorImpl* parent = functional_impl(self);
+  parent->sync(reapply);
+  unwrap_arguments(stack, num_args, reapply);
+  std::vector<c10::IValue> recorded(stack->end() - num_args, stack->end());
+  torch::jit::drop(*stack, num_args);
+  auto first = std::make_shared<const ViewRecord>(op, recorded, 0);
+  std::vector<at::Tensor> outputs = first->forward_all(parent->value(), reapply);
+  const bool multi = op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType;
+  if (!multi) {
+    stack->push_back(wrap_view(outputs[0], *parent, first));
+    return;
+  }
+  c10::List<at::Tensor> pieces;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    auto record = k == 0 ? first : std::make_shared<const ViewRecord>(op, recorded, static_cast<int64_t>(k));
+    pieces.push_back(wrap_view(outputs[k], *parent, std::move(record)));
+  }
+  stack->push_back(std::move(pieces));
+}
+
+// x.t_() -> x becomes the alias that x.t() would be.
+void run_inplace_view(const c10::OperatorHandle& op, const OpClass& c, torch::jit::Stack* stack) {
+  const size_t num_args = op.schema().arguments().size();
+  const at::Tensor self = torch::jit::peek(*stack, 0, num_args).toTensor();
+  torch::jit::Stack view_stack(stack->end() - num_args, stack->end());
+  torch::jit::drop(*stack, num_args);
+  c.functional->callBoxed(view_stack);  // re-enters the fallback as a view
+  functional_impl(self)->become(*functional_impl(view_stack[0].toTensor()));
+  stack->push_back(self);
+}
+
+// torch.tensor(...) inside the region: the constant becomes a fresh base.
+void run_lift(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const at::Tensor self = torch::jit::pop(*stack).toTensor();
+  torch::jit::drop(*stack, op.schema().arguments().size() - 1);
+  stack->push_back(is_functional(self) ? self : wrap_new(at::lift_fresh_copy(self)));
+}
+
+void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const OpClass& c = classify(op);
+  const size_t num_args = op.schema().arguments().size();
+  const ArgScan s = scan(torch::jit::last(*stack, num_args));
+  if (c.composite_implicit && (s.any_functional || !s.any_tensor)) {
+    op.callBoxedForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd, *stack);
+    return;
+  }
+  if (c.kind == OpKind::kInplaceView && s.any_functional &&
+      is_functional(torch::jit::peek(*stack, 0, num_args).toTensor())) {
+    run_inplace_view(op, c, stack);
+    return;
+  }
+  c10::impl::ExcludeDispatchKeyGuard exclude(kFunctionalizeKey);
+  const bool reapply = reapply_views();
+  if (c.kind == OpKind::kLift) {
+    run_lift(op, stack);
+    return;
+  }
+  // Only captured tensors and wrapped numbers: nothing of ours is involved.
+  if (!s.any_functional && s.any_tensor) {
+    op.callBoxed(stack);
+    return;
+  }
+  switch (c.kind) {
+    case OpKind::kUnsupported:
+      TORCH_CHECK(false, "fxinplace.functionalize: cannot functionalize ", op_name(op), ": ", c.unsupported_reason);
+    case OpKind::kMutating:
+      check_written_are_functional(op, c, torch::jit::last(*stack, num_args));
+      if (c.custom) {
+        auto_functionalize(op, c, stack, reapply);
+      } else {
+        run_mutating(op, c, stack, reapply);
+      }
+      return;
+    case OpKind::kView:
+      if (is_functional(torch::jit::peek(*stack, 0, num_args).toTensor())) {
+        run_view(op, stack, reapply);
+        return;
+      }
+      break;
+    case OpKind::kInplaceView:
+    case OpKind::kLift:
+    case OpKind::kPure:
+      break;
+  }
+  unwrap_arguments(stack, num_args, reapply);
+  op.callBoxed(stack);
+  wrap_returns(stack, op.schema().returns().size());
+}
+
+}  // namespace
+
+void register_fallback() {
+  static std::once_flag once;
+  static std::unique_ptr<torch::Library> library;
+  std::call_once(once, [] {
+    TORCH_CHECK(!c10::Dispatcher::singleton().hasBackendFallbackForDispatchKey(kFunctionalizeKey),
+                "fxinplace.functionalize needs the dispatch key ", c10::toString(kFunctionalizeKey),
+                " for itself, but another library already registered a fallback on it");
+    library = std::make_unique<torch::Library>(torch::Library::IMPL, "_", kFunctionalizeKey, __FILE__, __LINE__);
+    library->fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>());
+  });
+}
+
+}  // namespace fxinplace::functionalize

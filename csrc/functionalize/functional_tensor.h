@@ -1,0 +1,82 @@
+// The wrapper TensorImpl of a functional tensor: an inner ("value") tensor
+// holding the alias's current value, the alias group's shared state, and the
+// chain of views that leads from the group's base to this alias.
+//
+// Sizes, strides, device and layout are forwarded to the value, so shape
+// queries work (also for fake/symbolic values); storage is the alias group's
+// dataless storage, so storage identity behaves like in eager.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/TensorImpl.h>
+
+#include <memory>
+
+#include "functionalize/alias_state.h"
+#include "functionalize/view_record.h"
+
+namespace fxinplace::functionalize {
+
+class FunctionalTensorImpl final : public c10::TensorImpl {
+ public:
+  FunctionalTensorImpl(at::Tensor value, std::shared_ptr<AliasState> alias, ViewChain views,
+                       uint64_t generation);
+
+  const at::Tensor& value() const { return value_; }
+  const std::shared_ptr<AliasState>& alias() const { return alias_; }
+  const ViewChain& views() const { return views_; }
+  uint64_t generation() const { return generation_; }
+
+  // Regenerates the value from the base when some alias was written since.
+  void sync(bool reapply_views);
+  // Records that this alias now holds `new_value` (same shape).
+  void commit(const at::Tensor& new_value, const std::string& op_name);
+  // Takes over another alias's view and value (in-place view ops like t_()).
+  void become(const FunctionalTensorImpl& other);
+  // Gives a base alias a value of a new shape (resize_, out= resizing).
+  void replace_base(const at::Tensor& new_value);
+
+  at::IntArrayRef sizes_custom() const override;
+  at::IntArrayRef strides_custom() const override;
+  int64_t dim_custom() const override;
+  int64_t numel_custom() const override;
+  int64_t storage_offset_custom() const override;
+  c10::SymIntArrayRef sym_sizes_custom() const override;
+  c10::SymInt sym_size_custom(int64_t d) const override;
+  c10::SymIntArrayRef sym_strides_custom() const override;
+  c10::SymInt sym_numel_custom() const override;
+  c10::SymInt sym_storage_offset_custom() const override;
+  c10::SymBool sym_is_contiguous_custom(at::MemoryFormat memory_format) const override;
+  bool is_strides_like_custom(at::MemoryFormat memory_format) const override;
+  c10::SymBool sym_is_non_overlapping_and_dense_custom() const override;
+  c10::Device device_custom() const override;
+  c10::Layout layout_impl() const override;
+
+  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(const c10::VariableVersion& version_counter,
+                                                              bool allow_tensor_metadata_change) const override;
+  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(c10::VariableVersion&& version_counter,
+                                                              bool allow_tensor_metadata_change) const override;
+  void shallow_copy_from(const c10::intrusive_ptr<c10::TensorImpl>& impl) override;
+
+ private:
+  const char* tensorimpl_type_name() const override { return "fxinplace.FunctionalTensorImpl"; }
+  void set_value(at::Tensor value);
+
+  at::Tensor value_;
+  std::shared_ptr<AliasState> alias_;
+  ViewChain views_;
+  uint64_t generation_;
+};
+
+bool is_functional(const at::Tensor& t);
+FunctionalTensorImpl* functional_impl(const at::Tensor& t);  // t must be functional
+
+// A new alias group whose base is `value`.
+at::Tensor wrap_new(const at::Tensor& value);
+// A new alias of `parent`'s group: `parent`'s views plus `record`.
+at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent,
+                     std::shared_ptr<const ViewRecord> record);
+// The synced inner value of a functional tensor.
+at::Tensor unwrap_synced(const at::Tensor& t, bool reapply_views);
+
+}  // namespace fxinplace::functionalize

@@ -1,0 +1,41 @@
+// How the fallback treats an operator, read once from its schema and cached.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fxinplace::functionalize {
+
+enum class OpKind {
+  kPure,            // no alias annotations: sync inputs, run on values, wrap outputs
+  kView,            // returns alias `self` (`Tensor(a)` / `Tensor(a)[]`): record, replay later
+  kInplaceView,     // changes `self`'s view metadata (t_, unsqueeze_, ...)
+  kMutating,        // writes arguments (`Tensor(a!)`), in-place and out= ops
+  kLift,            // lift_fresh/lift: a constant (torch.tensor) enters the region
+  kUnsupported,     // reason in `unsupported_reason`
+};
+
+struct OpClass {
+  OpKind kind = OpKind::kPure;
+  // Decomposed through its CompositeImplicitAutograd kernel before anything
+  // else: we sit above Autograd, so e.g. reshape/matmul arrive undecomposed.
+  bool composite_implicit = false;
+  // A non-ATen op (custom op): mutations go through auto_functionalized_v2.
+  bool custom = false;
+  std::vector<size_t> written;  // positions of written arguments
+  // Per return: the written argument it aliases, or -1 for a fresh result.
+  std::vector<int> return_alias;
+  // kMutating: the functional variant; kInplaceView: the out-of-place view op.
+  std::optional<c10::OperatorHandle> functional;
+  // Arguments passed to `functional`, by position in this op's arguments
+  // (out= arguments are dropped).
+  std::vector<size_t> functional_args;
+  std::string unsupported_reason;
+};
+
+const OpClass& classify(const c10::OperatorHandle& op);
+
+}  // namespace fxinplace::functionalize

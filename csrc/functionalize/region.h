@@ -1,0 +1,30 @@
+// Thread-local state of a functionalized region: whether one is active (to
+// reject nesting) and whether views are replayed as views (`remove="mutations"`)
+// or as `*_copy` ops (`remove="mutations_and_views"`).
+#pragma once
+
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <optional>
+
+namespace fxinplace::functionalize {
+
+bool region_active();
+bool reapply_views();
+
+// RAII: marks the region active and TLS-includes kFunctionalizeKey so that
+// factory functions (no tensor arguments) also reach the fallback.
+class RegionGuard {
+ public:
+  explicit RegionGuard(bool reapply_views);
+  ~RegionGuard();
+  RegionGuard(const RegionGuard&) = delete;
+  RegionGuard& operator=(const RegionGuard&) = delete;
+
+ private:
+  bool previous_active_;
+  bool previous_reapply_;
+  std::optional<c10::impl::IncludeDispatchKeyGuard> include_;
+};
+
+}  // namespace fxinplace::functionalize

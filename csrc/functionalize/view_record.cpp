@@ -1,0 +1,169 @@
+#include "functionalize/view_record.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <unordered_map>
+
+namespace fxinplace::functionalize {
+namespace {
+
+Inverse inverse_for(const std::string& name) {
+  static const std::unordered_map<std::string, Inverse> table = {
+      {"aten::slice", Inverse::kSlice},
+      {"aten::select", Inverse::kSelect},
+      {"aten::diagonal", Inverse::kDiagonal},
+      {"aten::as_strided", Inverse::kAsStrided},
+      {"aten::view", Inverse::kReshape},
+      {"aten::_reshape_alias", Inverse::kReshape},
+      {"aten::squeeze", Inverse::kReshape},
+      {"aten::unsqueeze", Inverse::kReshape},
+      {"aten::transpose", Inverse::kTranspose},
+      {"aten::t", Inverse::kTranspose2d},
+      {"aten::permute", Inverse::kPermute},
+      {"aten::alias", Inverse::kAlias},
+      {"aten::detach", Inverse::kAlias},
+      {"aten::split", Inverse::kSplit},
+      {"aten::split_with_sizes", Inverse::kSplitWithSizes},
+      {"aten::unbind", Inverse::kUnbind},
+      {"aten::expand", Inverse::kNone},
+  };
+  auto it = table.find(name);
+  return it == table.end() ? Inverse::kGeometry : it->second;
+}
+
+std::optional<c10::OperatorHandle> copy_variant(const c10::OperatorName& name) {
+  return c10::Dispatcher::singleton().findSchema({name.name + "_copy", name.overload_name});
+}
+
+int64_t wrap_dim(int64_t dim, int64_t rank) { return dim < 0 ? dim + rank : dim; }
+
+std::optional<c10::SymInt> optional_symint(const c10::IValue& v) {
+  if (v.isNone()) return std::nullopt;
+  return v.toSymInt();
+}
+
+}  // namespace
+
+ViewRecord::ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index)
+    : op_(op),
+      copy_op_(copy_variant(op.operator_name())),
+      args_(std::move(args)),
+      out_index_(out_index),
+      multi_output_(op.schema().returns().size() == 1 &&
+                    op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType),
+      inverse_(inverse_for(op.operator_name().name)),
+      op_name_(c10::toString(op.operator_name())) {
+  args_[0] = c10::IValue();
+}
+
+c10::IValue ViewRecord::call(const at::Tensor& base, bool reapply_views) const {
+  TORCH_CHECK(reapply_views || copy_op_, "fxinplace.functionalize(remove='mutations_and_views'): view op ",
+              op_name_, " has no *_copy variant to replace it with");
+  std::vector<c10::IValue> stack = args_;
+  stack[0] = base;
+  (reapply_views ? op_ : *copy_op_).callBoxed(stack);
+  return stack[0];
+}
+
+at::Tensor ViewRecord::forward(const at::Tensor& base, bool reapply_views) const {
+  c10::IValue out = call(base, reapply_views);
+  return multi_output_ ? out.toTensorList().get(out_index_) : out.toTensor();
+}
+
+std::vector<at::Tensor> ViewRecord::forward_all(const at::Tensor& base, bool reapply_views) const {
+  c10::IValue out = call(base, reapply_views);
+  return multi_output_ ? out.toTensorList().vec() : std::vector<at::Tensor>{out.toTensor()};
+}
+
+at::Tensor ViewRecord::reshape_back(const at::Tensor& base, const at::Tensor& mutated_view,
+                                    bool reapply_views) const {
+  // squeeze/unsqueeze/view keep the row-major order of elements, so reshaping
+  // the written view to the base's sizes is its inverse.
+  if (!reapply_views) return at::view_copy_symint(mutated_view, base.sym_sizes());
+  return mutated_view.reshape_symint(base.sym_sizes());
+}
+
+at::Tensor ViewRecord::slice_piece_back(const at::Tensor& base, const at::Tensor& mutated_view,
+                                        c10::SymInt start, c10::SymInt length) const {
+  const int64_t dim = wrap_dim(args_.back().toInt(), base.dim());
+  c10::SymInt end = start + length;
+  return at::slice_scatter_symint(base, mutated_view, dim, start, end, 1);
+}
+
+// Any other view of a strided tensor is a set of elements of the base's
+// storage: measure it, then scatter with as_strided_scatter, which addresses
+// the same storage layout (it clones the base preserving strides and offset).
+at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Tensor& mutated_view) const {
+  auto self = std::shared_ptr<const ViewRecord>(this, [](const ViewRecord*) {});
+  at::Tensor shadow = measure_on_meta(base, ViewChain{self});
+  TORCH_CHECK(shadow.scalar_type() == base.scalar_type(), "fxinplace.functionalize: cannot write through ",
+              op_name_, ": the view has another dtype than its base");
+  return at::as_strided_scatter(base, mutated_view, shadow.sizes(), shadow.strides(), shadow.storage_offset());
+}
+
+at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {
+  c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks |
+                                              c10::DispatchKeySet(c10::DispatchKey::PythonDispatcher));
+  int64_t extent = base.storage_offset() + 1;
+  for (int64_t d = 0; d < base.dim(); ++d) extent += std::max<int64_t>(base.size(d) - 1, 0) * base.stride(d);
+  at::Tensor storage = at::empty({extent}, base.options().device(c10::kMeta));
+  at::Tensor current = storage.as_strided(base.sizes(), base.strides(), base.storage_offset());
+  for (const auto& record : views) current = record->forward(current, /*reapply_views=*/true);
+  return current;
+}
+
+at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated_view,
+                               bool reapply_views) const {
+  switch (inverse_) {
+    case Inverse::kSlice:
+      return at::slice_scatter_symint(base, mutated_view, args_[1].toInt(), optional_symint(args_[2]),
+                                      optional_symint(args_[3]), args_[4].toSymInt());
+    case Inverse::kSelect:
+      return at::select_scatter_symint(base, mutated_view, args_[1].toInt(), args_[2].toSymInt());
+    case Inverse::kDiagonal:
+      return at::diagonal_scatter(base, mutated_view, args_[1].toInt(), args_[2].toInt(), args_[3].toInt());
+    case Inverse::kAsStrided:
+      return at::as_strided_scatter_symint(base, mutated_view, args_[1].toSymIntVector(),
+                                           args_[2].toSymIntVector(), optional_symint(args_[3]));
+    case Inverse::kReshape:
+      return reshape_back(base, mutated_view, reapply_views);
+    case Inverse::kTranspose: {
+      const int64_t d0 = args_[1].toInt();
+      const int64_t d1 = args_[2].toInt();
+      return reapply_views ? mutated_view.transpose(d0, d1) : at::transpose_copy(mutated_view, d0, d1);
+    }
+    case Inverse::kTranspose2d:
+      return reapply_views ? mutated_view.t() : at::t_copy(mutated_view);
+    case Inverse::kPermute: {
+      const std::vector<int64_t> dims = args_[1].toIntVector();
+      std::vector<int64_t> inverse(dims.size());
+      for (size_t k = 0; k < dims.size(); ++k)
+        inverse[wrap_dim(dims[k], static_cast<int64_t>(dims.size()))] = static_cast<int64_t>(k);
+      return reapply_views ? mutated_view.permute(inverse) : at::permute_copy(mutated_view, inverse);
+    }
+    case Inverse::kAlias:
+      return mutated_view;
+    case Inverse::kSplit: {
+      const c10::SymInt piece = args_[1].toSymInt();
+      const int64_t dim = wrap_dim(args_[2].toInt(), base.dim());
+      return slice_piece_back(base, mutated_view, piece * out_index_, mutated_view.sym_size(dim));
+    }
+    case Inverse::kSplitWithSizes: {
+      const std::vector<c10::SymInt> sizes = args_[1].toSymIntVector();
+      c10::SymInt start = 0;
+      for (int64_t k = 0; k < out_index_; ++k) start = start + sizes[k];
+      return slice_piece_back(base, mutated_view, start, sizes[out_index_]);
+    }
+    case Inverse::kUnbind:
+      return at::select_scatter(base, mutated_view, args_[1].toInt(), out_index_);
+    case Inverse::kGeometry:
+      return scatter_by_geometry(base, mutated_view);
+    case Inverse::kNone:
+      break;
+  }
+  TORCH_CHECK(false, "fxinplace.functionalize: cannot write through a view made by ", op_name_,
+              " (several of its elements may share one memory location)");
+}
+
+}  // namespace fxinplace::functionalize

@@ -1,0 +1,73 @@
+// A replayable record of one view op applied to an alias: enough to rebuild the
+// view from a (new) base value (`forward`) and to write a mutated view back
+// into its base (`reverse`). A chain of records leads from the alias group's
+// base to any of its views.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fxinplace::functionalize {
+
+// How a write through the view is folded back into the base.
+enum class Inverse {
+  kSlice,           // slice_scatter
+  kSelect,          // select_scatter
+  kDiagonal,        // diagonal_scatter
+  kAsStrided,       // as_strided_scatter with the recorded geometry
+  kReshape,         // view/squeeze/unsqueeze: the same elements in row-major order
+  kTranspose,       // transpose back
+  kTranspose2d,     // t() is its own inverse
+  kPermute,         // the inverse permutation
+  kAlias,           // alias/detach: the view is the base
+  kSplit,           // piece `out_index` of split: slice_scatter
+  kSplitWithSizes,  // piece `out_index` of split_with_sizes: slice_scatter
+  kUnbind,          // piece `out_index` of unbind: select_scatter
+  kGeometry,        // anything else: as_strided_scatter with the view's measured geometry
+  kNone,            // expand and friends: writes through them are ill-defined
+};
+
+class ViewRecord {
+ public:
+  // `args` is the op's full boxed argument list; slot 0 (self) is not kept.
+  ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index);
+
+  // The view of `base`; as a real view when `reapply_views`, else via `<op>_copy`.
+  at::Tensor forward(const at::Tensor& base, bool reapply_views) const;
+  // Every output of a multi-output view op (split, unbind), in order.
+  std::vector<at::Tensor> forward_all(const at::Tensor& base, bool reapply_views) const;
+  // The new base after `mutated_view` (a value for this view of `base`) was written.
+  at::Tensor reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views) const;
+
+  bool is_as_strided() const { return inverse_ == Inverse::kAsStrided; }
+  const std::string& op_name() const { return op_name_; }
+
+ private:
+  at::Tensor reshape_back(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views) const;
+  at::Tensor scatter_by_geometry(const at::Tensor& base, const at::Tensor& mutated_view) const;
+  c10::IValue call(const at::Tensor& base, bool reapply_views) const;
+  at::Tensor slice_piece_back(const at::Tensor& base, const at::Tensor& mutated_view, c10::SymInt start,
+                              c10::SymInt length) const;
+
+  c10::OperatorHandle op_;
+  std::optional<c10::OperatorHandle> copy_op_;
+  std::vector<c10::IValue> args_;
+  int64_t out_index_;
+  bool multi_output_;
+  Inverse inverse_;
+  std::string op_name_;
+};
+
+using ViewChain = std::vector<std::shared_ptr<const ViewRecord>>;
+
+// Where `views` land inside `base`'s storage: the chain replayed (as real
+// views) on a dataless meta tensor with `base`'s layout. No data is touched and
+// Python keys are excluded, so no proxy/fake mode records it.
+at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views);
+
+}  // namespace fxinplace::functionalize

@@ -1,0 +1,91 @@
+#include "python/functionalize_bindings.h"
+
+#include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <optional>
+
+#include "functionalize/auto_functionalize.h"
+#include "functionalize/dispatch_key.h"
+#include "functionalize/functional_tensor.h"
+#include "functionalize/region.h"
+
+namespace py = pybind11;
+namespace fz = fxinplace::functionalize;
+
+namespace fxinplace::python {
+namespace {
+
+// `with region:` — Python decides when the region starts and ends.
+class Region {
+ public:
+  explicit Region(bool reapply_views) : reapply_views_(reapply_views) {}
+  void enter() { guard_.emplace(reapply_views_); }
+  void exit() { guard_.reset(); }
+
+ private:
+  bool reapply_views_;
+  std::optional<fz::RegionGuard> guard_;
+};
+
+c10::IValue to_ivalue(const py::handle& item) {
+  if (item.is_none()) return c10::IValue();
+  if (THPVariable_Check(item.ptr())) return py::cast<at::Tensor>(item);
+  c10::List<at::Tensor> list;
+  for (const py::handle& t : item) list.push_back(py::cast<at::Tensor>(t));
+  return list;
+}
+
+void install_hook(const py::object& callable) {
+  // Leaked on purpose: the hook lives as long as the process, and a py::object
+  // must not be destroyed after the interpreter has shut down.
+  auto* fn = new py::object(callable);
+  fz::set_auto_functionalize_hook([fn](const c10::OperatorHandle& op, const std::vector<c10::IValue>& args,
+                                       const std::vector<std::vector<fz::MutatedView>>& mutated,
+                                       const std::vector<at::Tensor>& bases) {
+    py::gil_scoped_acquire gil;
+    py::list py_args;
+    for (const c10::IValue& a : args) py_args.append(torch::jit::toPyObject(a));
+    py::list py_mutated;
+    for (const auto& views : mutated) {
+      py::list per_arg;
+      for (const fz::MutatedView& v : views)
+        per_arg.append(py::make_tuple(v.base_index, v.size, v.stride, v.storage_offset));
+      py_mutated.append(per_arg);
+    }
+    py::list py_bases;
+    for (const at::Tensor& b : bases) py_bases.append(py::cast(b));
+    const c10::OperatorName& name = op.operator_name();
+    py::object out = (*fn)(name.name, name.overload_name, py_args, py_mutated, py_bases);
+    std::vector<c10::IValue> results;
+    for (const py::handle& item : out) results.push_back(to_ivalue(item));
+    return results;
+  });
+}
+
+}  // namespace
+
+void bind_functionalize(py::module_& m) {
+  m.def("_fz_register", &fz::register_fallback,
+        "Registers the functionalization fallback on its dispatch key (once; errors if the key is taken).");
+  m.def("_fz_dispatch_key", [] { return c10::toString(fz::kFunctionalizeKey); });
+  m.def("_fz_region_active", &fz::region_active);
+  m.def("_fz_is_functional", [](const at::Tensor& t) { return fz::is_functional(t); });
+  m.def("_fz_wrap", [](const at::Tensor& t) {
+    TORCH_CHECK(!fz::is_functional(t), "fxinplace.functionalize: the tensor is already functional");
+    return fz::wrap_new(t);
+  });
+  m.def("_fz_unwrap", [](const at::Tensor& t, bool reapply_views) {
+    TORCH_CHECK(fz::is_functional(t), "fxinplace.functionalize: not a functional tensor");
+    c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
+    return fz::unwrap_synced(t, reapply_views);
+  });
+  m.def("_fz_mutated", [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->mutated(); });
+  m.def("_fz_set_auto_functionalize_hook", &install_hook);
+  py::class_<Region>(m, "_FunctionalizeRegion")
+      .def(py::init<bool>())
+      .def("__enter__", &Region::enter)
+      .def("__exit__", [](Region& r, const py::args&) { r.exit(); });
+}
+
+}  // namespace fxinplace::python
