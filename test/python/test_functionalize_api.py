@@ -1,0 +1,166 @@
+"""fxinplace.functionalize: its contract, its dispatch key, custom mutable ops and bad input.
+
+The differential corpus (eager and torch.func.functionalize as oracles) is in
+test_functionalize_corpus.py; this file checks what a corpus cannot: errors,
+the registered key, and the exact form custom mutable ops take in the graph.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxinplace
+
+
+@torch.library.custom_op("fxinplace_api_test::add_one_", mutates_args={"x"})
+def add_one_(x: torch.Tensor) -> None:
+    x.add_(1)
+
+
+@torch.library.custom_op("fxinplace_api_test::scale_and_sum_", mutates_args={"x", "y"})
+def scale_and_sum_(x: torch.Tensor, y: torch.Tensor, factor: float) -> torch.Tensor:
+    x.mul_(factor)
+    y.add_(factor)
+    return x.sum() + y.sum()
+
+
+torch.library.define("fxinplace_api_test::my_view", "(Tensor(a) x) -> Tensor(a)")
+
+
+@torch.library.impl("fxinplace_api_test::my_view", "CompositeExplicitAutograd")
+def _my_view(x: torch.Tensor) -> torch.Tensor:
+    return x.view(-1)
+
+
+def _targets(gm: torch.fx.GraphModule) -> list[object]:
+    return [n.target for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def test_fallback_owns_its_dispatch_key() -> None:
+    assert fxinplace._functionalize.DISPATCH_KEY == "DeferredInit"
+    assert torch._C._dispatch_has_backend_fallback(torch._C._dispatch_key_parse("DeferredInit"))
+
+
+def test_remove_must_be_a_known_mode() -> None:
+    with pytest.raises(ValueError, match="remove must be"):
+        fxinplace.functionalize(lambda x: x, remove="views")
+
+
+def test_nesting_inside_itself_is_rejected() -> None:
+    inner = fxinplace.functionalize(lambda x: x.add_(1))
+    with pytest.raises(RuntimeError, match="cannot be nested inside another fxinplace.functionalize"):
+        fxinplace.functionalize(inner)(torch.ones(2))
+
+
+def test_nesting_inside_torch_func_functionalize_is_rejected() -> None:
+    inner = fxinplace.functionalize(lambda x: x.add_(1))
+    with pytest.raises(RuntimeError, match="cannot run inside torch.func.functionalize"):
+        torch.func.functionalize(inner)(torch.ones(2))
+
+
+def test_writing_a_captured_tensor_with_functional_data_is_rejected() -> None:
+    captured = torch.zeros(2)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        captured.add_(x)
+        return x
+
+    with pytest.raises(RuntimeError, match=r"aten::add_\.Tensor writes its argument 'self'.*captured"):
+        fxinplace.functionalize(f)(torch.ones(2))
+    assert torch.equal(captured, torch.zeros(2)), "the captured tensor must stay untouched"
+
+
+def test_set_is_a_clear_error() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y.set_(torch.zeros(3))
+        return y
+
+    with pytest.raises(RuntimeError, match=r"cannot functionalize aten::set_\.source_Tensor"):
+        fxinplace.functionalize(f)(torch.ones(2))
+
+
+def test_custom_op_with_an_aliasing_output_is_a_clear_error() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.fxinplace_api_test.my_view(x) + 1
+
+    with pytest.raises(RuntimeError, match="cannot functionalize fxinplace_api_test::my_view.*aliases its input"):
+        fxinplace.functionalize(f)(torch.ones(2, 2))
+
+
+def test_torch_func_functionalize_rejects_custom_mutable_ops() -> None:
+    # Recorded on torch 2.13: core's Functionalize key refuses custom ops whose
+    # schema has alias annotations; fxinplace.functionalize handles them.
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        add_one_(y[1:])
+        return y
+
+    with pytest.raises(RuntimeError, match="Found a custom \\(non-ATen\\) operator whose output has alias"):
+        make_fx(torch.func.functionalize(f))(torch.zeros(4))
+    assert torch.equal(fxinplace.functionalize(f)(torch.zeros(4)), f(torch.zeros(4)))
+
+
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+def test_custom_mutable_op_on_a_view_becomes_auto_functionalized_v2(remove: str) -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        add_one_(y[1:])
+        return y * 2
+
+    gm = make_fx(fxinplace.functionalize(f, remove=remove))(torch.zeros(4))
+    targets = _targets(gm)
+    assert torch.ops.higher_order.auto_functionalized_v2 in targets
+    assert torch.ops.fxinplace_api_test.add_one_.default not in targets
+    afv2 = next(n for n in gm.graph.nodes if n.target is torch.ops.higher_order.auto_functionalized_v2)
+    assert (afv2.kwargs["_x_slice_dim"], afv2.kwargs["_x_slice_start"], afv2.kwargs["_x_slice_end"]) == (0, 1, 4)
+    x = torch.arange(4.0)
+    assert torch.equal(gm(x.clone()), f(x.clone()))
+
+
+def test_custom_op_with_two_mutated_inputs_and_a_result() -> None:
+    def f(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        total = scale_and_sum_(a.t(), b[0], 2.0)
+        return total, a + b
+
+    args = (torch.arange(4.0).reshape(2, 2), torch.arange(4.0).reshape(2, 2))
+    eager_args = tuple(a.clone() for a in args)
+    expected = f(*eager_args)
+    got = fxinplace.functionalize(f)(*args)
+    assert all(torch.equal(g, e) for g, e in zip(got, expected))
+    assert all(torch.equal(a, e) for a, e in zip(args, eager_args)), "input mutations are copied back"
+    gm = make_fx(fxinplace.functionalize(f))(*(a.clone() for a in eager_args))
+    copies = [n for n in gm.graph.nodes if n.target is torch.ops.aten.copy_.default]
+    assert len(copies) == 2 and all(c.args[0].op == "placeholder" for c in copies)
+
+
+def test_inference_mode() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        x[0].mul_(3)
+        return x.view(-1) + 1
+
+    with torch.inference_mode():
+        x, y = torch.arange(4.0).reshape(2, 2), torch.arange(4.0).reshape(2, 2)
+        assert torch.equal(fxinplace.functionalize(f)(x), f(y))
+        assert torch.equal(x, y)
+
+
+@pytest.mark.parametrize("tracing_mode", ["real", "fake", "symbolic"])
+def test_tracing_modes(tracing_mode: str) -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y[1:].add_(1)
+        return y.view(-1) * 2
+
+    gm = make_fx(fxinplace.functionalize(f), tracing_mode=tracing_mode)(torch.arange(6.0).reshape(3, 2))
+    assert not any(getattr(t, "_schema", None) is not None and t._schema.is_mutable for t in _targets(gm))
+    x = torch.arange(6.0).reshape(3, 2)
+    assert torch.equal(gm(x), f(x.clone()))
+
+
+def test_outputs_are_plain_tensors() -> None:
+    out = fxinplace.functionalize(lambda x: x.view(-1).add(1))(torch.ones(2, 2))
+    assert not fxinplace._C._fz_is_functional(out)
+    assert type(out) is torch.Tensor
