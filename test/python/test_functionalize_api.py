@@ -7,6 +7,9 @@ the registered key, and the exact form custom mutable ops take in the graph.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -164,3 +167,18 @@ def test_outputs_are_plain_tensors() -> None:
     out = fxinplace.functionalize(lambda x: x.view(-1).add(1))(torch.ones(2, 2))
     assert not fxinplace._C._fz_is_functional(out)
     assert type(out) is torch.Tensor
+
+
+def test_import_fails_clearly_when_the_key_is_taken() -> None:
+    # A fresh interpreter where another library owns the key first.
+    script = (
+        "import torch\n"
+        "lib = torch.library.Library('_', 'IMPL')\n"
+        "lib.fallback(lambda *a, **k: None, 'DeferredInit')\n"
+        "try:\n"
+        "    import fxinplace\n"
+        "except RuntimeError as e:\n"
+        "    print('ERROR:', e)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert "ERROR: fxinplace.functionalize needs the dispatch key DeferredInit" in result.stdout, result.stderr
