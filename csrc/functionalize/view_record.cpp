@@ -1,6 +1,7 @@
 #include "functionalize/view_record.h"
 
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <unordered_map>
@@ -26,7 +27,7 @@ Inverse inverse_for(const std::string& name) {
       {"aten::split", Inverse::kSplit},
       {"aten::split_with_sizes", Inverse::kSplitWithSizes},
       {"aten::unbind", Inverse::kUnbind},
-      {"aten::expand", Inverse::kNone},
+      {"aten::expand", Inverse::kExpand},
   };
   auto it = table.find(name);
   return it == table.end() ? Inverse::kGeometry : it->second;
@@ -159,11 +160,14 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       return at::select_scatter(base, mutated_view, args_[1].toInt(), out_index_);
     case Inverse::kGeometry:
       return scatter_by_geometry(base, mutated_view);
-    case Inverse::kNone:
-      break;
+    case Inverse::kExpand:
+      // Eager only allows writes through an expand that repeats nothing (its
+      // overlap check), so summing back to the base's sizes only drops the
+      // added size-1 dims.
+      if (mutated_view.sym_sizes() == base.sym_sizes()) return mutated_view;
+      return at::sum_to(mutated_view, base.sym_sizes());
   }
-  TORCH_CHECK(false, "fxinplace.functionalize: cannot write through a view made by ", op_name_,
-              " (several of its elements may share one memory location)");
+  TORCH_CHECK(false, "fxinplace.functionalize: unknown inverse for ", op_name_);
 }
 
 }  // namespace fxinplace::functionalize

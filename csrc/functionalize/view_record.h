@@ -29,7 +29,7 @@ enum class Inverse {
   kSplitWithSizes,  // piece `out_index` of split_with_sizes: slice_scatter
   kUnbind,          // piece `out_index` of unbind: select_scatter
   kGeometry,        // anything else: as_strided_scatter with the view's measured geometry
-  kNone,            // expand and friends: writes through them are ill-defined
+  kExpand,          // expand: sum back to the base's sizes
 };
 
 class ViewRecord {
