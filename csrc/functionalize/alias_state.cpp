@@ -20,9 +20,10 @@ void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const 
   // another view it would replay against that view's replayed value, whose
   // layout need not match the eager one.
   for (size_t k = 1; k < views.size(); ++k)
-    TORCH_CHECK(!views[k]->is_as_strided(), "fxinplace.functionalize: ", op_name,
-                " writes through as_strided() applied to another view; as_strided is only supported as the first "
-                "view of a tensor (it is not compositional)");
+    TORCH_CHECK(
+        !views[k]->is_as_strided(), "fxinplace.functionalize: ", op_name,
+        " writes through as_strided() applied to another view; as_strided is only supported as the first "
+        "view of a tensor (it is not compositional)");
   pending_.push_back(Update{std::move(new_value), views});
   ++generation_;
   mutated_ = true;
@@ -43,7 +44,8 @@ const at::Tensor& AliasState::base(bool reapply_views) {
     for (size_t k = 0; k + 1 < update.views.size(); ++k)
       along.push_back(update.views[k]->forward(along.back(), reapply_views));
     at::Tensor value = std::move(update.value);
-    for (size_t k = update.views.size(); k-- > 0;) value = update.views[k]->reverse(along[k], value, reapply_views);
+    for (size_t k = update.views.size(); k-- > 0;)
+      value = update.views[k]->reverse(along[k], value, reapply_views);
     base_ = std::move(value);
   }
   pending_.clear();

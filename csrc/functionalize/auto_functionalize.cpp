@@ -45,7 +45,8 @@ void set_auto_functionalize_hook(AutoFunctionalizeHook hook) { hook_slot() = std
 
 void auto_functionalize(const c10::OperatorHandle& op, const OpClass& op_class, torch::jit::Stack* stack,
                         bool reapply_views) {
-  TORCH_CHECK(hook_slot(), "fxinplace.functionalize: no auto_functionalize hook is installed (import fxinplace)");
+  TORCH_CHECK(hook_slot(),
+              "fxinplace.functionalize: no auto_functionalize hook is installed (import fxinplace)");
   const size_t num_args = op.schema().arguments().size();
   std::vector<c10::IValue> args(stack->end() - num_args, stack->end());
   torch::jit::drop(*stack, num_args);
@@ -58,16 +59,19 @@ void auto_functionalize(const c10::OperatorHandle& op, const OpClass& op_class, 
     arg = c10::IValue();  // rebuilt from its base by auto_functionalized_v2
   }
   for (c10::IValue& a : args)
-    a = map_tensors(a, [&](const at::Tensor& t) { return is_functional(t) ? unwrap_synced(t, reapply_views) : t; });
+    a = map_tensors(
+        a, [&](const at::Tensor& t) { return is_functional(t) ? unwrap_synced(t, reapply_views) : t; });
 
   std::vector<c10::IValue> results = hook_slot()(op, args, mutated, table.bases());
   const size_t num_returns = op.schema().returns().size();
   TORCH_CHECK(results.size() == num_returns + table.bases().size(), "fxinplace.functionalize: the ",
-              "auto_functionalize hook returned ", results.size(), " values for ", c10::toString(op.operator_name()));
+              "auto_functionalize hook returned ", results.size(), " values for ",
+              c10::toString(op.operator_name()));
   for (size_t k = 0; k < table.aliases().size(); ++k)
     table.aliases()[k]->replace_base(results[num_returns + k].toTensor());
   for (size_t r = 0; r < num_returns; ++r)
-    stack->push_back(map_tensors(results[r], [](const at::Tensor& t) { return t.defined() ? wrap_new(t) : t; }));
+    stack->push_back(
+        map_tensors(results[r], [](const at::Tensor& t) { return t.defined() ? wrap_new(t) : t; }));
 }
 
 }  // namespace fxinplace::functionalize

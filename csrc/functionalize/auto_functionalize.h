@@ -27,10 +27,9 @@ struct MutatedView {
 // (op, arguments with unwrapped values, per written argument: one MutatedView
 // per tensor (a list for Tensor[] arguments), unwrapped bases)
 //   -> (op results..., new bases...)
-using AutoFunctionalizeHook =
-    std::function<std::vector<c10::IValue>(const c10::OperatorHandle&, const std::vector<c10::IValue>&,
-                                           const std::vector<std::vector<MutatedView>>&,
-                                           const std::vector<at::Tensor>&)>;
+using AutoFunctionalizeHook = std::function<std::vector<c10::IValue>(
+    const c10::OperatorHandle&, const std::vector<c10::IValue>&, const std::vector<std::vector<MutatedView>>&,
+    const std::vector<at::Tensor>&)>;
 
 void set_auto_functionalize_hook(AutoFunctionalizeHook hook);
 

@@ -41,7 +41,8 @@ std::string op_name(const c10::OperatorHandle& op) { return c10::toString(op.ope
 
 void unwrap_arguments(torch::jit::Stack* stack, size_t num_args, bool reapply) {
   for (auto it = stack->end() - num_args; it != stack->end(); ++it)
-    *it = map_tensors(*it, [&](const at::Tensor& t) { return is_functional(t) ? unwrap_synced(t, reapply) : t; });
+    *it = map_tensors(*it,
+                      [&](const at::Tensor& t) { return is_functional(t) ? unwrap_synced(t, reapply) : t; });
 }
 
 void wrap_returns(torch::jit::Stack* stack, size_t num_returns) {
@@ -54,10 +55,11 @@ void wrap_returns(torch::jit::Stack* stack, size_t num_returns) {
 void check_written_are_functional(const c10::OperatorHandle& op, const OpClass& c, Args args) {
   for (size_t p : c.written)
     for_each_tensor(args[p], [&](const at::Tensor& t) {
-      TORCH_CHECK(!t.defined() || is_functional(t), "fxinplace.functionalize: ", op_name(op), " writes its argument '",
-                  op.schema().arguments()[p].name(),
-                  "', a tensor created outside the functionalized function (captured), using functional tensors; "
-                  "pass that tensor to the function as an input instead");
+      TORCH_CHECK(
+          !t.defined() || is_functional(t), "fxinplace.functionalize: ", op_name(op),
+          " writes its argument '", op.schema().arguments()[p].name(),
+          "', a tensor created outside the functionalized function (captured), using functional tensors; "
+          "pass that tensor to the function as an input instead");
     });
 }
 
@@ -128,13 +130,13 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
   std::vector<at::Tensor> outputs = first->forward_all(parent->value(), reapply);
   const bool multi = op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType;
   if (!multi) {
-    stack->push_back(wrap_view(outputs[0], *parent, first));
+    stack->push_back(wrap_view(outputs[0], *parent, first, reapply));
     return;
   }
   c10::List<at::Tensor> pieces;
   for (size_t k = 0; k < outputs.size(); ++k) {
     auto record = k == 0 ? first : std::make_shared<const ViewRecord>(op, recorded, static_cast<int64_t>(k));
-    pieces.push_back(wrap_view(outputs[k], *parent, std::move(record)));
+    pieces.push_back(wrap_view(outputs[k], *parent, std::move(record), reapply));
   }
   stack->push_back(std::move(pieces));
 }
@@ -183,7 +185,8 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   switch (c.kind) {
     case OpKind::kUnsupported:
-      TORCH_CHECK(false, "fxinplace.functionalize: cannot functionalize ", op_name(op), ": ", c.unsupported_reason);
+      TORCH_CHECK(false, "fxinplace.functionalize: cannot functionalize ", op_name(op), ": ",
+                  c.unsupported_reason);
     case OpKind::kMutating:
       check_written_are_functional(op, c, torch::jit::last(*stack, num_args));
       if (c.custom) {
@@ -217,7 +220,8 @@ void register_fallback() {
     TORCH_CHECK(!c10::Dispatcher::singleton().hasBackendFallbackForDispatchKey(kFunctionalizeKey),
                 "fxinplace.functionalize needs the dispatch key ", c10::toString(kFunctionalizeKey),
                 " for itself, but another library already registered a fallback on it");
-    library = std::make_unique<torch::Library>(torch::Library::IMPL, "_", kFunctionalizeKey, __FILE__, __LINE__);
+    library =
+        std::make_unique<torch::Library>(torch::Library::IMPL, "_", kFunctionalizeKey, __FILE__, __LINE__);
     library->fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>());
   });
 }

@@ -16,10 +16,11 @@ c10::DispatchKeySet wrapper_keys(const at::Tensor& value) {
 
 }  // namespace
 
-FunctionalTensorImpl::FunctionalTensorImpl(at::Tensor value, std::shared_ptr<AliasState> alias, ViewChain views,
-                                           uint64_t generation)
+FunctionalTensorImpl::FunctionalTensorImpl(at::Tensor value, std::shared_ptr<AliasState> alias,
+                                           ViewChain views, uint64_t generation, at::Tensor layout)
     : c10::TensorImpl(c10::Storage(alias->storage()), wrapper_keys(value), value.dtype()),
       value_(std::move(value)),
+      layout_(std::move(layout)),
       alias_(std::move(alias)),
       views_(std::move(views)),
       generation_(generation) {
@@ -52,47 +53,51 @@ void FunctionalTensorImpl::become(const FunctionalTensorImpl& other) {
   alias_ = other.alias_;
   views_ = other.views_;
   generation_ = other.generation_;
+  layout_ = other.layout_;
   set_value(other.value_);
 }
 
 void FunctionalTensorImpl::replace_base(const at::Tensor& new_value) {
   alias_->replace_base(new_value);
+  layout_ = at::Tensor();
   set_value(new_value);
   generation_ = alias_->generation();
 }
 
-at::IntArrayRef FunctionalTensorImpl::sizes_custom() const { return value_.sizes(); }
-at::IntArrayRef FunctionalTensorImpl::strides_custom() const { return value_.strides(); }
-int64_t FunctionalTensorImpl::dim_custom() const { return value_.dim(); }
-int64_t FunctionalTensorImpl::numel_custom() const { return value_.numel(); }
-int64_t FunctionalTensorImpl::storage_offset_custom() const { return value_.storage_offset(); }
-c10::SymIntArrayRef FunctionalTensorImpl::sym_sizes_custom() const { return value_.sym_sizes(); }
-c10::SymInt FunctionalTensorImpl::sym_size_custom(int64_t d) const { return value_.sym_size(d); }
-c10::SymIntArrayRef FunctionalTensorImpl::sym_strides_custom() const { return value_.sym_strides(); }
-c10::SymInt FunctionalTensorImpl::sym_numel_custom() const { return value_.sym_numel(); }
-c10::SymInt FunctionalTensorImpl::sym_storage_offset_custom() const { return value_.sym_storage_offset(); }
+at::IntArrayRef FunctionalTensorImpl::sizes_custom() const { return metadata().sizes(); }
+at::IntArrayRef FunctionalTensorImpl::strides_custom() const { return metadata().strides(); }
+int64_t FunctionalTensorImpl::dim_custom() const { return metadata().dim(); }
+int64_t FunctionalTensorImpl::numel_custom() const { return metadata().numel(); }
+int64_t FunctionalTensorImpl::storage_offset_custom() const { return metadata().storage_offset(); }
+c10::SymIntArrayRef FunctionalTensorImpl::sym_sizes_custom() const { return metadata().sym_sizes(); }
+c10::SymInt FunctionalTensorImpl::sym_size_custom(int64_t d) const { return metadata().sym_size(d); }
+c10::SymIntArrayRef FunctionalTensorImpl::sym_strides_custom() const { return metadata().sym_strides(); }
+c10::SymInt FunctionalTensorImpl::sym_numel_custom() const { return metadata().sym_numel(); }
+c10::SymInt FunctionalTensorImpl::sym_storage_offset_custom() const {
+  return metadata().sym_storage_offset();
+}
 c10::SymBool FunctionalTensorImpl::sym_is_contiguous_custom(at::MemoryFormat memory_format) const {
-  return value_.unsafeGetTensorImpl()->sym_is_contiguous(memory_format);
+  return metadata().unsafeGetTensorImpl()->sym_is_contiguous(memory_format);
 }
 bool FunctionalTensorImpl::is_strides_like_custom(at::MemoryFormat memory_format) const {
-  return value_.unsafeGetTensorImpl()->is_strides_like(memory_format);
+  return metadata().unsafeGetTensorImpl()->is_strides_like(memory_format);
 }
 c10::SymBool FunctionalTensorImpl::sym_is_non_overlapping_and_dense_custom() const {
-  return value_.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense();
+  return metadata().unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense();
 }
 c10::Device FunctionalTensorImpl::device_custom() const { return value_.device(); }
 c10::Layout FunctionalTensorImpl::layout_impl() const { return value_.layout(); }
 
 c10::intrusive_ptr<c10::TensorImpl> FunctionalTensorImpl::shallow_copy_and_detach(
     const c10::VariableVersion& version_counter, bool allow_tensor_metadata_change) const {
-  auto copy = c10::make_intrusive<FunctionalTensorImpl>(value_, alias_, views_, generation_);
+  auto copy = c10::make_intrusive<FunctionalTensorImpl>(value_, alias_, views_, generation_, layout_);
   copy_tensor_metadata(this, copy.get(), version_counter, allow_tensor_metadata_change);
   return copy;
 }
 
 c10::intrusive_ptr<c10::TensorImpl> FunctionalTensorImpl::shallow_copy_and_detach(
     c10::VariableVersion&& version_counter, bool allow_tensor_metadata_change) const {
-  auto copy = c10::make_intrusive<FunctionalTensorImpl>(value_, alias_, views_, generation_);
+  auto copy = c10::make_intrusive<FunctionalTensorImpl>(value_, alias_, views_, generation_, layout_);
   copy_tensor_metadata(this, copy.get(), std::move(version_counter), allow_tensor_metadata_change);
   return copy;
 }
@@ -115,16 +120,20 @@ FunctionalTensorImpl* functional_impl(const at::Tensor& t) {
 }
 
 at::Tensor wrap_new(const at::Tensor& value) {
-  return at::detail::make_tensor<FunctionalTensorImpl>(value, std::make_shared<AliasState>(value), ViewChain{},
-                                                       0);
+  return at::detail::make_tensor<FunctionalTensorImpl>(value, std::make_shared<AliasState>(value),
+                                                       ViewChain{}, 0);
 }
 
 at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent,
-                     std::shared_ptr<const ViewRecord> record) {
+                     std::shared_ptr<const ViewRecord> record, bool reapply_views) {
+  at::Tensor layout;
+  const at::Tensor& parent_layout = parent.metadata();
+  if (!reapply_views && !parent_layout.unsafeGetTensorImpl()->has_symbolic_sizes_strides())
+    layout = measure_on_meta(parent_layout, ViewChain{record});
   ViewChain views = parent.views();
   views.push_back(std::move(record));
   return at::detail::make_tensor<FunctionalTensorImpl>(value, parent.alias(), std::move(views),
-                                                       parent.generation());
+                                                       parent.generation(), std::move(layout));
 }
 
 at::Tensor unwrap_synced(const at::Tensor& t, bool reapply_views) {

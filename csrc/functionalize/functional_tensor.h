@@ -19,13 +19,17 @@ namespace fxinplace::functionalize {
 
 class FunctionalTensorImpl final : public c10::TensorImpl {
  public:
+  // `layout`, when defined, is a meta tensor with the eager sizes/strides/offset
+  // of this alias; metadata queries answer from it instead of from `value`.
   FunctionalTensorImpl(at::Tensor value, std::shared_ptr<AliasState> alias, ViewChain views,
-                       uint64_t generation);
+                       uint64_t generation, at::Tensor layout = at::Tensor());
 
   const at::Tensor& value() const { return value_; }
   const std::shared_ptr<AliasState>& alias() const { return alias_; }
   const ViewChain& views() const { return views_; }
   uint64_t generation() const { return generation_; }
+  // What sizes/strides/contiguity queries answer from.
+  const at::Tensor& metadata() const { return layout_.defined() ? layout_ : value_; }
 
   // Regenerates the value from the base when some alias was written since.
   void sync(bool reapply_views);
@@ -52,10 +56,10 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   c10::Device device_custom() const override;
   c10::Layout layout_impl() const override;
 
-  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(const c10::VariableVersion& version_counter,
-                                                              bool allow_tensor_metadata_change) const override;
-  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(c10::VariableVersion&& version_counter,
-                                                              bool allow_tensor_metadata_change) const override;
+  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
+      const c10::VariableVersion& version_counter, bool allow_tensor_metadata_change) const override;
+  c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
+      c10::VariableVersion&& version_counter, bool allow_tensor_metadata_change) const override;
   void shallow_copy_from(const c10::intrusive_ptr<c10::TensorImpl>& impl) override;
 
  private:
@@ -63,6 +67,10 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   void set_value(at::Tensor value);
 
   at::Tensor value_;
+  // With remove="mutations_and_views" a view's value comes from `*_copy` ops
+  // and is contiguous; composite ops (contiguous(), reshape) must still see the
+  // view's eager strides, or they would alias where eager copies.
+  at::Tensor layout_;
   std::shared_ptr<AliasState> alias_;
   ViewChain views_;
   uint64_t generation_;
@@ -73,9 +81,10 @@ FunctionalTensorImpl* functional_impl(const at::Tensor& t);  // t must be functi
 
 // A new alias group whose base is `value`.
 at::Tensor wrap_new(const at::Tensor& value);
-// A new alias of `parent`'s group: `parent`'s views plus `record`.
+// A new alias of `parent`'s group: `parent`'s views plus `record`. Unless
+// `value` is a real view (`reapply_views`), the alias also keeps its eager layout.
 at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent,
-                     std::shared_ptr<const ViewRecord> record);
+                     std::shared_ptr<const ViewRecord> record, bool reapply_views);
 // The synced inner value of a functional tensor.
 at::Tensor unwrap_synced(const at::Tensor& t, bool reapply_views);
 

@@ -42,19 +42,22 @@ bool is_functional_variant(const c10::FunctionSchema& f, const c10::FunctionSche
   return true;
 }
 
-std::optional<c10::OperatorHandle> find_functional(const c10::OperatorHandle& op, const std::vector<size_t>& args,
-                                                   size_t expected_returns, bool allow_view) {
+std::optional<c10::OperatorHandle> find_functional(const c10::OperatorHandle& op,
+                                                   const std::vector<size_t>& args, size_t expected_returns,
+                                                   bool allow_view) {
   const c10::FunctionSchema& schema = op.schema();
   const std::string base = strip_trailing_underscore(schema.name());
   std::optional<c10::OperatorHandle> by_type;
   for (const std::string& name : {base, base + "_functional"}) {
     for (const std::string& overload : torch_bridge::overloads_of(name)) {
       auto candidate = c10::Dispatcher::singleton().findSchema({name, overload});
-      if (!candidate || !is_functional_variant(candidate->schema(), schema, args, expected_returns, allow_view))
+      if (!candidate ||
+          !is_functional_variant(candidate->schema(), schema, args, expected_returns, allow_view))
         continue;
       bool same_names = true;
       for (size_t k = 0; k < args.size(); ++k)
-        same_names = same_names && candidate->schema().arguments()[k].name() == schema.arguments()[args[k]].name();
+        same_names =
+            same_names && candidate->schema().arguments()[k].name() == schema.arguments()[args[k]].name();
       if (same_names) return candidate;
       if (!by_type) by_type = candidate;
     }
@@ -67,7 +70,8 @@ void classify_mutating(const c10::OperatorHandle& op, OpClass& c) {
   size_t unreturned_writes = 0;
   for (size_t p : c.written) {
     bool returned = false;
-    for (const auto& r : s.returns()) returned = returned || same_alias_set(r.alias_info(), s.arguments()[p].alias_info());
+    for (const auto& r : s.returns())
+      returned = returned || same_alias_set(r.alias_info(), s.arguments()[p].alias_info());
     unreturned_writes += returned ? 0 : 1;
   }
   for (const auto& r : s.returns()) {
@@ -131,7 +135,8 @@ OpClass compute_class(const c10::OperatorHandle& op) {
     c.kind = OpKind::kView;
     if (c.custom) {
       c.kind = OpKind::kUnsupported;
-      c.unsupported_reason = "it is a custom op whose output aliases its input (a view we cannot replay or invert)";
+      c.unsupported_reason =
+          "it is a custom op whose output aliases its input (a view we cannot replay or invert)";
     }
   } else if (has_alias(s)) {
     c.kind = OpKind::kUnsupported;

@@ -100,7 +100,8 @@ at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Ten
   at::Tensor shadow = measure_on_meta(base, ViewChain{self});
   TORCH_CHECK(shadow.scalar_type() == base.scalar_type(), "fxinplace.functionalize: cannot write through ",
               op_name_, ": the view has another dtype than its base");
-  return at::as_strided_scatter(base, mutated_view, shadow.sizes(), shadow.strides(), shadow.storage_offset());
+  return at::as_strided_scatter(base, mutated_view, shadow.sizes(), shadow.strides(),
+                                shadow.storage_offset());
 }
 
 at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {

@@ -80,6 +80,17 @@ void bind_functionalize(py::module_& m) {
     c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
     return fz::unwrap_synced(t, reapply_views);
   });
+  m.def(
+      "_fz_inplace_view_geometry",
+      [](const at::Tensor& t, const at::Tensor& original) -> std::optional<py::tuple> {
+        const fz::ViewChain& views = fz::functional_impl(t)->views();
+        if (views.empty()) return std::nullopt;
+        c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
+        at::Tensor where = fz::measure_on_meta(original, views);
+        return py::make_tuple(where.sizes().vec(), where.strides().vec(), where.storage_offset());
+      },
+      "For an input that in-place view ops (t_, unsqueeze_) turned into a view of itself: its eager "
+      "(size, stride, storage_offset); None otherwise.");
   m.def("_fz_mutated", [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->mutated(); });
   m.def("_fz_set_auto_functionalize_hook", &install_hook);
   py::class_<Region>(m, "_FunctionalizeRegion")

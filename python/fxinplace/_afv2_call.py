@@ -41,7 +41,11 @@ def _encode(kwargs: dict[str, Any], prefix: str, view: MutatedView, bases: Seque
     base_index, size, stride, offset = view
     base = bases[base_index]
     kwargs[f"{prefix}_base_index"] = base_index
-    if list(size) == list(base.size()) and list(stride) == list(base.stride()) and offset == base.storage_offset():
+    if (
+        list(size) == list(base.size())
+        and list(stride) == list(base.stride())
+        and offset == base.storage_offset()
+    ):
         return
     sliced = _slice_of_base(view, base)
     if sliced is not None:
@@ -64,7 +68,7 @@ def call_auto_functionalized_v2(
     op = getattr(getattr(getattr(torch.ops, namespace), name), overload or "default")
     kwargs: dict[str, Any] = {}
     written = 0
-    for arg, value in zip(op._schema.arguments, args):
+    for arg, value in zip(op._schema.arguments, args, strict=True):
         if arg.alias_info is None or not arg.alias_info.is_write:
             kwargs[arg.name] = value
             continue

@@ -38,17 +38,29 @@ def _check_not_nested(flat_args: list[Any]) -> None:
         isinstance(a, torch.Tensor) and torch._is_functional_tensor(a) for a in flat_args
     ):
         raise RuntimeError(
-            "fxinplace.functionalize cannot run inside torch.func.functionalize or another torch.func transform"
+            "fxinplace.functionalize cannot run inside torch.func.functionalize "
+            "or another torch.func transform"
         )
 
 
-def _copy_back(original: torch.Tensor, functional: torch.Tensor, reapply_views: bool) -> None:
-    if not _C._fz_mutated(functional):
-        return
+def _write_back(
+    original: torch.Tensor, functional: torch.Tensor, reapply_views: bool
+) -> Callable[[], None] | None:
+    """Computes what ``original`` must become; returns the write-back to run after the region."""
+    geometry = _C._fz_inplace_view_geometry(functional, original)
+    if geometry is None and not _C._fz_mutated(functional):
+        return None
     new_value = _C._fz_unwrap(functional, reapply_views)
-    if new_value.shape != original.shape:
-        original.resize_(new_value.shape)
-    original.copy_(new_value)
+
+    def write_back() -> None:
+        if geometry is not None:
+            # t_()/unsqueeze_() on an input: eager changed its metadata too.
+            original.as_strided_(*geometry)
+        elif new_value.shape != original.shape:
+            original.resize_(new_value.shape)
+        original.copy_(new_value)
+
+    return write_back
 
 
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:
@@ -73,12 +85,21 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
             out = func(*w_args, **w_kwargs)
             flat_out, out_spec = tree_flatten(out)
             unwrapped = [
-                _C._fz_unwrap(o, reapply_views) if isinstance(o, torch.Tensor) and _C._fz_is_functional(o) else o
+                _C._fz_unwrap(o, reapply_views)
+                if isinstance(o, torch.Tensor) and _C._fz_is_functional(o)
+                else o
                 for o in flat_out
             ]
-        for original, functional in zip(flat_args, wrapped):
-            if isinstance(original, torch.Tensor):
-                _copy_back(original, functional, reapply_views)
+            # Every new input value first, then every copy_: the write-backs form
+            # the graph's epilogue, with no compute between them.
+            write_backs = [
+                _write_back(original, functional, reapply_views)
+                for original, functional in zip(flat_args, wrapped, strict=True)
+                if isinstance(original, torch.Tensor)
+            ]
+        for write_back in write_backs:
+            if write_back is not None:
+                write_back()
         return tree_unflatten(unwrapped, out_spec)
 
     return functionalized

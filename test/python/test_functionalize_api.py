@@ -89,7 +89,9 @@ def test_custom_op_with_an_aliasing_output_is_a_clear_error() -> None:
     def f(x: torch.Tensor) -> torch.Tensor:
         return torch.ops.fxinplace_api_test.my_view(x) + 1
 
-    with pytest.raises(RuntimeError, match="cannot functionalize fxinplace_api_test::my_view.*aliases its input"):
+    with pytest.raises(
+        RuntimeError, match="cannot functionalize fxinplace_api_test::my_view.*aliases its input"
+    ):
         fxinplace.functionalize(f)(torch.ones(2, 2))
 
 
@@ -118,7 +120,11 @@ def test_custom_mutable_op_on_a_view_becomes_auto_functionalized_v2(remove: str)
     assert torch.ops.higher_order.auto_functionalized_v2 in targets
     assert torch.ops.fxinplace_api_test.add_one_.default not in targets
     afv2 = next(n for n in gm.graph.nodes if n.target is torch.ops.higher_order.auto_functionalized_v2)
-    assert (afv2.kwargs["_x_slice_dim"], afv2.kwargs["_x_slice_start"], afv2.kwargs["_x_slice_end"]) == (0, 1, 4)
+    assert (afv2.kwargs["_x_slice_dim"], afv2.kwargs["_x_slice_start"], afv2.kwargs["_x_slice_end"]) == (
+        0,
+        1,
+        4,
+    )
     x = torch.arange(4.0)
     assert torch.equal(gm(x.clone()), f(x.clone()))
 
@@ -132,8 +138,8 @@ def test_custom_op_with_two_mutated_inputs_and_a_result() -> None:
     eager_args = tuple(a.clone() for a in args)
     expected = f(*eager_args)
     got = fxinplace.functionalize(f)(*args)
-    assert all(torch.equal(g, e) for g, e in zip(got, expected))
-    assert all(torch.equal(a, e) for a, e in zip(args, eager_args)), "input mutations are copied back"
+    assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
+    assert all(torch.equal(a, e) for a, e in zip(args, eager_args, strict=True)), "inputs written back"
     gm = make_fx(fxinplace.functionalize(f))(*(a.clone() for a in eager_args))
     copies = [n for n in gm.graph.nodes if n.target is torch.ops.aten.copy_.default]
     assert len(copies) == 2 and all(c.args[0].op == "placeholder" for c in copies)
@@ -181,4 +187,6 @@ def test_import_fails_clearly_when_the_key_is_taken() -> None:
         "    print('ERROR:', e)\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert "ERROR: fxinplace.functionalize needs the dispatch key DeferredInit" in result.stdout, result.stderr
+    assert "ERROR: fxinplace.functionalize needs the dispatch key DeferredInit" in result.stdout, (
+        result.stderr
+    )
