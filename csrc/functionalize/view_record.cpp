@@ -56,6 +56,15 @@ ViewRecord::ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> a
       inverse_(inverse_for(op.operator_name().name)),
       op_name_(c10::toString(op.operator_name())) {
   args_[0] = c10::IValue();
+  if (op_name_ == "aten::_reshape_alias") {
+    // _reshape_alias(self, size, stride) bakes in strides computed from the
+    // eager layout; the value it is replayed on (a *_copy result, or a base
+    // rebuilt by a scatter) may be laid out differently. view(self, size) has
+    // the same elements in the same order and takes its strides from the value.
+    op_ = c10::Dispatcher::singleton().findSchemaOrThrow("aten::view", "");
+    copy_op_ = c10::Dispatcher::singleton().findSchemaOrThrow("aten::view_copy", "");
+    args_.resize(2);
+  }
 }
 
 c10::IValue ViewRecord::call(const at::Tensor& base, bool reapply_views) const {
