@@ -4,4 +4,11 @@ from fxinplace._errors import ReinplaceInputError
 from fxinplace._functionalize import functionalize
 from fxinplace.reinplace import Decision, ReinplaceReport, reinplace, reinplace_report
 
-__all__ = ["Decision", "ReinplaceInputError", "ReinplaceReport", "functionalize", "reinplace", "reinplace_report"]
+__all__ = [
+    "Decision",
+    "ReinplaceInputError",
+    "ReinplaceReport",
+    "functionalize",
+    "reinplace",
+    "reinplace_report",
+]

@@ -9,12 +9,15 @@ restricts the cloning; an uncloned base is mutated in place and returned as is.
 The native pass treats an AFv2 node as an opaque op that reads every tensor it is
 given and returns fresh tensors (`metadata_standins` gives the metadata pass those
 values without running the op). Afterwards `reinplace_auto_functionalized` drops the
-clone of base *i* when nothing reads the base's memory after the node: a base whose
-storage is a graph input or constant stays cloned, unless its new value is only
-written back into that input by a later `copy_` that nothing before it needs the old
-value for (then the input is mutated in place and the `copy_` dropped). When every
-base can be mutated in place the node becomes a direct call of the op on the
-regenerated views; otherwise it keeps `_only_clone_these_bases` for the rest.
+clone of base *i* when nothing reads the base's memory after the node (nor the op
+itself through another argument, nor through another base mutated in place). A base
+in a graph input's or constant's memory stays cloned, except a graph input (sharing
+no storage with another sample arg) that the program later overwrites with
+`copy_(input, ...)` and that nothing reads in between, while the base's new value is
+not read after that `copy_`: then the input is mutated in place, as Inductor does,
+and a `copy_` that ends up copying the input onto itself is dropped. When every base
+can be mutated in place the node becomes a direct call of the op on the regenerated
+views; otherwise it keeps `_only_clone_these_bases` for the bases still cloned.
 
 Which tensors share memory is worked out in one walk over the graph from the op
 schemas (alias classes): a view's result (a return with a non-write alias
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import heapq
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -53,10 +57,6 @@ _META_ONLY = {
     _aten.sym_numel.default,
     _aten.sym_storage_offset.default,
 }
-
-
-def is_afv2(node: Node) -> bool:
-    return node.op == "call_function" and node.target is AFV2
 
 
 # ----------------------------------------------------------------------------
@@ -125,9 +125,7 @@ def read_call(node: Node) -> _Call:
     only = kwargs.get("_only_clone_these_bases")
     if only is None:
         only = tuple(range(len(bases)))
-    elif not isinstance(only, (list, tuple)) or not all(
-        type(i) is int and 0 <= i < len(bases) for i in only
-    ):
+    elif not isinstance(only, (list, tuple)) or not all(type(i) is int and 0 <= i < len(bases) for i in only):
         raise ReinplaceInputError(f"{where}: bad _only_clone_these_bases={only!r}")
     schema = op._schema
     consumed = set(_RESERVED)
@@ -195,6 +193,8 @@ class _MetadataStandIn:
         self.__name__ = "auto_functionalized_v2"
 
     def __call__(self, mutable_op: Any, /, **kwargs: Any) -> Any:
+        from torch._higher_order_ops.auto_functionalize import auto_functionalized_v2_dense
+
         fake_mode = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
         bases = list(kwargs.get("_all_bases") or [])
         only = kwargs.get("_only_clone_these_bases")
@@ -217,7 +217,9 @@ class _MetadataStandIn:
             ]
             return (*outs, *new_bases)
         try:
-            return AFV2(mutable_op, **kwargs)
+            # The dense implementation, not the operator: under FakeTensorMode the
+            # operator's fake rule passes _only_clone_these_bases twice (torch 2.13).
+            return auto_functionalized_v2_dense(mutable_op, **kwargs)
         except Exception as e:
             if fake_mode is None:
                 raise _NeedsFake from e
@@ -252,7 +254,7 @@ class _Classes:
         self.parent: list[int] = []
         self.is_input: list[bool] = []
         # node -> (class ids, uniform): uniform means every item of the node's
-        # value (a Tensor[] return) is in ids[0].
+        # value (a Tensor[] return, say) is in ids[0].
         self.of: dict[Node, tuple[tuple[int, ...], bool]] = {}
         self.pos: dict[Node, int] = {}
         self.nodes: list[Node] = []
@@ -335,6 +337,9 @@ class _Classes:
             return False  # naming an item reads nothing
         if target is AFV2:
             call = read_call(node)
+            if library_utils.is_out(call.op):  # returns the op's result as is
+                self.of[node] = ((self.new(),), True)
+                return True
             ids = [self.new() for _ in range(call.num_outputs)]
             for i, b in enumerate(call.bases):
                 c = self.cls(b) if i not in call.only_clone else None
@@ -367,7 +372,8 @@ class _Classes:
                         c = self._value_class(by_set[s])
                         break
             ids.append(c if c is not None else self.new())
-        uniform = len(schema.returns) == 1 and isinstance(schema.returns[0].type, torch.ListType)
+        # One return: a getitem on it (an item of a Tensor[], or indexing) aliases it.
+        uniform = len(schema.returns) == 1
         self.of[node] = (tuple(ids), uniform)
         is_view = any(r.alias_info is not None for r in schema.returns) and not writes
         return not is_view and target not in _META_ONLY
@@ -404,18 +410,8 @@ def _shared_inputs(gm: GraphModule, sample_args: tuple) -> set[Node]:
     return {n for group in by_storage.values() if len(group) > 1 for n in group}
 
 
-def reinplace_auto_functionalized(gm: GraphModule, sample_args: tuple) -> list[AFv2Decision]:
-    """Drop the clones of AFv2 bases that nothing reads afterwards (see the module doc)."""
-    graph = gm.graph
-    afv2_nodes = graph.find_nodes(op="call_function", target=AFV2)
-    if not afv2_nodes:
-        return []
-    classes = _Classes(graph)
-    shared = _shared_inputs(gm, sample_args)
-    decisions: list[AFv2Decision] = []
-    for node in list(afv2_nodes):
-        decisions.extend(_rewrite_node(gm, node, classes, shared))
-    return decisions
+def _is_copy_into(node: Node, dst: Node) -> bool:
+    return node.target is _aten.copy_.default and len(node.args) >= 2 and node.args[0] is dst
 
 
 def _describe(i: int, base: Any) -> str:
@@ -423,166 +419,167 @@ def _describe(i: int, base: Any) -> str:
     return f"base {i} ({what})"
 
 
-def _epilogue_copy(node: Node, call: _Call, j: int) -> tuple[Node, Node] | None:
-    """(getitem, copy_) when the node's new base j is copied back into base j by `copy_`."""
-    base = call.bases[j]
-    found = []
-    for user in node.users:
-        if user.target is operator.getitem and user.args[1] == call.num_outputs + j:
-            for use in user.users:
-                if (
-                    use.target is torch.ops.aten.copy_.default
-                    and len(use.args) >= 2
-                    and use.args[0] is base
-                    and use.args[1] is user
-                ):
-                    found.append((user, use))
-    return found[0] if len(found) == 1 else None
+def reinplace_auto_functionalized(gm: GraphModule, sample_args: tuple) -> list[AFv2Decision]:
+    """Drop the clones of AFv2 bases that nothing reads afterwards (see the module doc)."""
+    afv2_nodes = gm.graph.find_nodes(op="call_function", target=AFV2)
+    if not afv2_nodes:
+        return []
+    return _Pass(gm, sample_args).run(list(afv2_nodes))
 
 
-def _rewrite_node(
-    gm: GraphModule, node: Node, classes: _Classes, shared: set[Node]
-) -> list[AFv2Decision]:
-    call = read_call(node)
-    if library_utils.is_out(call.op):
-        return [
-            AFv2Decision(
-                node.name,
-                "keep",
-                f"{call.op} is an out= op: auto_functionalized_v2 allocates its outputs, nothing is cloned",
-                "not_candidate",
-                None,
-            )
-        ]
-    here = classes.pos[node]
-    # Classes of the op's other tensor arguments: a base sharing one stays cloned,
-    # or the op would read what it writes.
-    arg_classes: dict[int, Node] = {}
-    for value in call.others.values():
-        for m in value if isinstance(value, (list, tuple)) else [value]:
-            c = classes.cls(m)
-            if c is not None:
-                arg_classes.setdefault(c, m)
-    done: set[int] = set()
-    for i, b in enumerate(call.bases):
-        c = classes.cls(b)
-        if i not in call.only_clone and c is not None:
-            done.add(c)
-    keep: list[int] = []
-    refusals: list[tuple[str, str, str | None]] = []  # (text, code, culprit)
-    inplaced: list[int] = []
-    copies: list[tuple[Node, Node]] = []
-    for j in call.only_clone:
+class _Pass:
+    def __init__(self, gm: GraphModule, sample_args: tuple) -> None:
+        self.gm = gm
+        self.classes = _Classes(gm.graph)
+        self.end = len(self.classes.nodes)
+        self.shared = _shared_inputs(gm, sample_args)
+        # Inputs mutated in place ahead of their copy_ back: until that copy_
+        # (position), a use of the input is a use of the new value it now holds.
+        self.restore: list[tuple[int, int, Node, tuple]] = []
+        self.copies_back: list[Node] = []
+
+    def run(self, nodes: list[Node]) -> list[AFv2Decision]:
+        decisions: list[AFv2Decision] = []
+        for node in nodes:
+            here = self.classes.pos[node]
+            while self.restore and self.restore[0][0] < here:
+                _, _, base, original = heapq.heappop(self.restore)
+                self.classes.of[base] = original
+            decisions.extend(self.rewrite(node, here))
+        # A copy_ back of a new value that is the input itself now does nothing.
+        for copy in dict.fromkeys(self.copies_back):
+            dst = copy.args[0]
+            if dst is copy.args[1]:
+                copy.replace_all_uses_with(dst)  # type: ignore[arg-type]
+                self.gm.graph.erase_node(copy)
+                text = f"done: {dst} is mutated in place, the copy_ back copies it onto itself"
+                decisions.append(AFv2Decision(copy.name, "remove_copy", text, "done", None))
+        return decisions
+
+    def _input_base(self, node: Node, call: _Call, j: int, c: int, here: int) -> tuple | Node:
+        """The copy_ back that lets input base j be mutated in place, or why not."""
         base = call.bases[j]
-        if base is None:
-            inplaced.append(j)
-            continue
-        c = classes.cls(base)
-        why: tuple[str, str, str | None] | None = None
-        epilogue = None
-        if c is None:
-            why = (f"{_describe(j, base)} is not a tensor the graph computes", "not_candidate", None)
-        elif c in done:
-            why = (
-                f"{_describe(j, base)} shares storage with a base already mutated in place",
-                "operand_aliases_self",
-                None,
-            )
-        elif c in arg_classes:
-            culprit = arg_classes[c].name
-            why = (
-                f"{_describe(j, base)} shares storage with argument {culprit} of the op",
-                "operand_aliases_self",
-                culprit,
-            )
-        elif classes.is_input[c]:
-            epilogue = _epilogue_copy(node, call, j) if base.op == "placeholder" else None
-            if epilogue is not None and base not in shared:
-                getitem, copy = epilogue
-                at_copy = classes.pos[copy]
-                early = classes.uses_between(c, here, at_copy)
-                late = classes.uses_between(classes.cls(getitem), at_copy, len(classes.nodes))
-                if early is not None:
-                    culprit = classes.nodes[early].name
-                    why = (
-                        f"{_describe(j, base)} is a graph input read by {culprit} before its copy_ back",
-                        "used_later",
-                        culprit,
-                    )
-                elif late is not None:
-                    culprit = classes.nodes[late].name
-                    why = (
-                        f"{_describe(j, base)} is a graph input; its new value is used by {culprit} "
-                        "after the copy_ back",
-                        "used_later",
-                        culprit,
-                    )
+        what = _describe(j, base)
+        if base.op != "placeholder":
+            return (f"{what} aliases a graph input or constant", "self_is_input", None)
+        if base in self.shared:
+            return (f"{what} is a graph input sharing storage with another input", "self_is_input", None)
+        classes = self.classes
+        first = classes.uses_between(c, here, self.end)
+        copy = classes.nodes[first] if first is not None else None
+        if copy is None or not _is_copy_into(copy, base):
+            culprit = copy.name if copy is not None else None
+            if culprit is None:
+                text = f"{what} is a graph input the program does not mutate (no copy_ back)"
             else:
-                epilogue = None
-                detail = (
-                    "shares storage with another input"
-                    if base in shared
-                    else "its new value is not copied back into it by copy_"
-                )
-                why = (f"{_describe(j, base)} aliases a graph input or constant ({detail})", "self_is_input", None)
-        else:
-            later = classes.uses_between(c, here, len(classes.nodes))
-            if later is not None:
-                culprit = classes.nodes[later].name
-                why = (f"{_describe(j, base)} or an alias of it is used later by {culprit}", "used_later", culprit)
-        if why is None:
-            inplaced.append(j)
-            done.add(c)  # type: ignore[arg-type]
-            if epilogue is not None:
-                copies.append(epilogue)
-        else:
-            keep.append(j)
-            refusals.append(why)
+                text = f"{what} is a graph input read by {culprit} before any copy_ back"
+            return (text, "self_is_input" if culprit is None else "used_later", culprit)
+        at_copy = classes.pos[copy]
+        late = classes.uses_between(classes.item(node, call.num_outputs + j), at_copy, self.end)
+        if late is not None:
+            culprit = classes.nodes[late].name
+            text = f"{what} is a graph input; its new value is used by {culprit} after the copy_ back"
+            return (text, "used_later", culprit)
+        return copy
 
-    decisions: list[AFv2Decision] = []
-    for getitem, copy in copies:
-        base = copy.args[0]
-        copy.replace_all_uses_with(base)  # type: ignore[arg-type]
-        gm.graph.erase_node(copy)
-        decisions.append(
-            AFv2Decision(
-                copy.name,
-                "remove_copy",
-                f"done: {node.name} now mutates {base.name} in place",  # type: ignore[union-attr]
-                "done",
-                node.name,
-            )
-        )
-    if not keep and _direct_call(gm, node, call):
-        text = f"done: every base mutated in place; now a direct call of {call.op}"
-        decisions.insert(0, AFv2Decision(node.name, "inplace", text, "done", None))
-        return decisions
-    kwargs = dict(node.kwargs)
-    kwargs["_only_clone_these_bases"] = tuple(keep)
-    node.kwargs = kwargs
-    if not inplaced:
-        text, code, culprit = refusals[0]
+    def rewrite(self, node: Node, here: int) -> list[AFv2Decision]:
+        call = read_call(node)
+        classes = self.classes
+        if library_utils.is_out(call.op):
+            text = f"{call.op} is an out= op: auto_functionalized_v2 allocates its outputs, nothing is cloned"
+            return [AFv2Decision(node.name, "keep", text, "not_candidate", None)]
+        # Classes of the op's other tensor arguments: a base sharing one stays
+        # cloned, or the op would read what it writes.
+        arg_classes: dict[int, Node] = {}
+        for value in call.others.values():
+            for m in value if isinstance(value, (list, tuple)) else [value]:
+                c = classes.cls(m)
+                if c is not None:
+                    arg_classes.setdefault(c, m)
+        done: set[int] = set()  # classes of the bases mutated in place
+        for i, b in enumerate(call.bases):
+            c = classes.cls(b)
+            if i not in call.only_clone and c is not None:
+                done.add(c)
+        keep: list[int] = []
+        refusals: list[tuple[str, str, str | None]] = []  # (text, code, culprit)
+        inplaced: list[int] = []
+        copies: dict[int, Node] = {}
+        for j in call.only_clone:
+            base = call.bases[j]
+            if base is None:
+                inplaced.append(j)
+                continue
+            c = classes.cls(base)
+            why: tuple | None = None
+            if c is None:
+                why = (f"{_describe(j, base)} is not a tensor the graph computes", "not_candidate", None)
+            elif c in done:
+                text = f"{_describe(j, base)} shares storage with a base already mutated in place"
+                why = (text, "operand_aliases_self", None)
+            elif c in arg_classes:
+                culprit = arg_classes[c].name
+                text = f"{_describe(j, base)} shares storage with argument {culprit} of the op"
+                why = (text, "operand_aliases_self", culprit)
+            elif classes.is_input[c]:
+                found = self._input_base(node, call, j, c, here)
+                if isinstance(found, Node):
+                    copies[j] = found
+                else:
+                    why = found
+            else:
+                later = classes.uses_between(c, here, self.end)
+                if later is not None:
+                    culprit = classes.nodes[later].name
+                    text = f"{_describe(j, base)} or an alias of it is used later by {culprit}"
+                    why = (text, "used_later", culprit)
+            if why is None:
+                inplaced.append(j)
+                done.add(c)  # type: ignore[arg-type]
+            else:
+                keep.append(j)
+                refusals.append(why)
+
+        # From here on a use of an in-place base is a use of its new value: give
+        # it the new value's class (its own has no use after this node). For an
+        # input, only until its copy_ back; after that it is the input again.
+        for j in inplaced:
+            base = call.bases[j]
+            if not isinstance(base, Node):
+                continue
+            if j in copies:
+                at_copy = classes.pos[copies[j]]
+                if all(entry[2] is not base for entry in self.restore):
+                    entry = (at_copy, len(self.copies_back), base, classes.of[base])
+                    heapq.heappush(self.restore, entry)
+                self.copies_back.append(copies[j])
+            classes.of[base] = ((classes.item(node, call.num_outputs + j),), True)
+
+        if not keep and _direct_call(self.gm, node, call, classes):
+            text = f"done: every base mutated in place; now a direct call of {call.op}"
+            return [AFv2Decision(node.name, "inplace", text, "done", None)]
+        kwargs = dict(node.kwargs)
+        kwargs["_only_clone_these_bases"] = tuple(keep)
+        node.kwargs = kwargs
         detail = "; ".join(r[0] for r in refusals)
-        decisions.insert(0, AFv2Decision(node.name, "keep", f"every base still cloned: {detail}", code, culprit))
-        return decisions
-    for user in list(node.users):
-        if user.target is operator.getitem and type(user.args[1]) is int:
-            j = user.args[1] - call.num_outputs
-            if j in inplaced and call.bases[j] is not None:
-                user.replace_all_uses_with(call.bases[j])
-                gm.graph.erase_node(user)
-    if keep:
+        if not inplaced:
+            text, code, culprit = refusals[0]
+            return [AFv2Decision(node.name, "keep", f"every base still cloned: {detail}", code, culprit)]
+        for user in list(node.users):
+            if user.target is operator.getitem and type(user.args[1]) is int:
+                j = user.args[1] - call.num_outputs
+                if j in inplaced and call.bases[j] is not None:
+                    user.replace_all_uses_with(call.bases[j])
+                    self.gm.graph.erase_node(user)
+        if not keep:
+            text = "done: every base mutated in place (_only_clone_these_bases=())"
+            return [AFv2Decision(node.name, "inplace", text, "done", None)]
         text, code, culprit = refusals[0]
-        detail = "; ".join(r[0] for r in refusals)
         reason = f"bases {inplaced} mutated in place, {keep} still cloned: {detail}"
-        decisions.insert(0, AFv2Decision(node.name, "partial_inplace", reason, code, culprit))
-    else:
-        text = "done: every base mutated in place (_only_clone_these_bases=())"
-        decisions.insert(0, AFv2Decision(node.name, "inplace", text, "done", None))
-    return decisions
+        return [AFv2Decision(node.name, "partial_inplace", reason, code, culprit)]
 
 
-def _direct_call(gm: GraphModule, node: Node, call: _Call) -> bool:
+def _direct_call(gm: GraphModule, node: Node, call: _Call, classes: _Classes) -> bool:
     """Replace the node by a call of the op on the bases; False if its users prevent it."""
     getitems = []
     for user in node.users:
@@ -624,6 +621,8 @@ def _direct_call(gm: GraphModule, node: Node, call: _Call) -> bool:
             with graph.inserting_after(direct):
                 replacement = graph.call_function(operator.getitem, (direct, k))
             replacement.meta.update(user.meta)
+        if k < call.num_outputs and user in classes.of:
+            classes.of[replacement] = classes.of[user]
         user.replace_all_uses_with(replacement)
         graph.erase_node(user)
     graph.erase_node(node)
@@ -644,7 +643,7 @@ def _regenerate(graph: torch.fx.Graph, bases: list[Any], view: _View) -> Any:
         size, stride, offset = view.params
         op, args = _aten.as_strided.default, (list(size), list(stride), offset)
     out = graph.call_function(op, (base, *args))
-    val = _view_val(op, base, args, {})
+    val = _view_val(op, base, torch.fx.node.map_arg(args, lambda n: n.meta.get("val")), {})
     if val is not None:
         out.meta["val"] = val
     return out

@@ -1,0 +1,855 @@
+"""auto_functionalized_v2 (custom mutable ops): the clones of bases nobody reads afterwards go away.
+
+Graphs come from torch's own machinery (FunctionalTensorMode under make_fx), and every
+test runs the re-inplaced graph against eager execution: outputs and input mutations.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+
+import pytest
+import torch
+import torch.utils._pytree as pytree
+from torch._subclasses.functional_tensor import (
+    FunctionalTensor,
+    FunctionalTensorMode,
+    dispatch_functionalize,
+)
+from torch.fx import Graph, GraphModule
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxinplace
+from fxinplace import ReinplaceInputError
+from fxinplace.reinplace import _reinplace_report
+
+AFV2 = torch.ops.higher_order.auto_functionalized_v2
+aten = torch.ops.aten
+
+
+@torch.library.custom_op("fxafv2test::add_one_", mutates_args={"x"})
+def add_one_(x: torch.Tensor) -> None:
+    x.add_(1)
+
+
+@torch.library.custom_op("fxafv2test::two_", mutates_args={"x", "y"})
+def two_(x: torch.Tensor, y: torch.Tensor, alpha: float) -> None:
+    x.add_(alpha)
+    y.mul_(2)
+
+
+@torch.library.custom_op("fxafv2test::scale_ret_", mutates_args={"x"})
+def scale_ret_(x: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    out = x * other
+    x.add_(other)
+    return out
+
+
+@scale_ret_.register_fake
+def _(x, other):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("fxafv2test::list_", mutates_args={"xs"})
+def list_(xs: list[torch.Tensor]) -> None:
+    for i, x in enumerate(xs):
+        x.add_(i + 1)
+
+
+@torch.library.custom_op("fxafv2test::maybe_", mutates_args={"x"})
+def maybe_(x: torch.Tensor | None, y: torch.Tensor) -> None:
+    if x is not None:
+        x.add_(y)
+
+
+ADD_ONE = torch.ops.fxafv2test.add_one_.default
+TWO = torch.ops.fxafv2test.two_.default
+SCALE_RET = torch.ops.fxafv2test.scale_ret_.default
+LIST = torch.ops.fxafv2test.list_.default
+MAYBE = torch.ops.fxafv2test.maybe_.default
+
+
+# ----------------------------------------------------------------------------
+# Helpers
+
+
+def _functionalize_with_copy_back(fn):
+    """dispatch_functionalize, plus the `copy_` of each mutated input's new value
+    back into it (as AOTAutograd emits), so the graph mutates its inputs as eager does."""
+
+    def inner(*args):
+        exclude = torch._C._ExcludeDispatchKeyGuard(
+            torch._C.DispatchKeySet(torch._C.DispatchKey.Functionalize)
+        )
+        with exclude:
+            with FunctionalTensorMode():
+                fargs = [
+                    FunctionalTensor.to_functional(a) if isinstance(a, torch.Tensor) else a for a in args
+                ]
+                out = fn(*fargs)
+
+                def from_fun(t):
+                    torch._sync(t)
+                    return torch._from_functional_tensor(t.elem)
+
+                outs = pytree.tree_map_only(FunctionalTensor, from_fun, out)
+                new_values = []
+                for fa in fargs:
+                    mutated = isinstance(fa, FunctionalTensor) and (
+                        torch._sync(fa) or torch._functionalize_has_data_mutation(fa.elem)
+                    )
+                    new_values.append(from_fun(fa) if mutated else None)
+            for a, new in zip(args, new_values, strict=True):
+                if new is not None:
+                    a.copy_(new)
+        return outs
+
+    return inner
+
+
+def trace(fn, *args, copy_back=False):
+    inner = (
+        _functionalize_with_copy_back(fn) if copy_back else dispatch_functionalize(fn, FunctionalTensorMode())
+    )
+    return make_fx(inner)(*args)
+
+
+def trace_direct(fn, *args):
+    """make_fx of a function that calls auto_functionalized_v2 itself (hand-written AFv2 uses)."""
+    return make_fx(fn)(*args)
+
+
+def _clone_args(args):
+    return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+
+
+def _assert_same(got, expected):
+    got_leaves, expected_leaves = pytree.tree_leaves(got), pytree.tree_leaves(expected)
+    assert len(got_leaves) == len(expected_leaves)
+    for g, e in zip(got_leaves, expected_leaves, strict=True):
+        if isinstance(e, torch.Tensor):
+            assert isinstance(g, torch.Tensor)
+            torch.testing.assert_close(g, e, rtol=0, atol=0)
+        else:
+            assert g == e
+
+
+def check_eager(fn, gm, args, *, inputs_mutated=True):
+    """Runs gm and fn on copies of args: same outputs; same input mutations
+    (inputs_mutated=False: gm was traced without the copy back, so inputs stay as they were)."""
+    eager_args, graph_args = _clone_args(args), _clone_args(args)
+    _assert_same(gm(*graph_args), fn(*eager_args))
+    _assert_same(graph_args, eager_args if inputs_mutated else args)
+
+
+def count(gm, target):
+    return sum(1 for n in gm.graph.nodes if n.op == "call_function" and n.target is target)
+
+
+def afv2_nodes(gm):
+    return [n for n in gm.graph.nodes if n.op == "call_function" and n.target is AFV2]
+
+
+def decision(report, name):
+    found = [d for d in report.decisions if d.node == name]
+    assert len(found) == 1, report.decisions
+    return found[0]
+
+
+# ----------------------------------------------------------------------------
+# (a) clone, op on a slice of the clone, return the clone
+
+
+def test_slice_of_clone_becomes_a_direct_call():
+    def f(x):
+        c = x.clone()
+        add_one_(c[1:])
+        return c
+
+    x = torch.arange(4.0)
+    gm = trace(f, x)
+    assert count(gm, AFV2) == 1 and count(gm, aten.clone.default) == 1
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_x_slice_start"] == 1
+    report = fxinplace.reinplace_report(gm, x)
+
+    assert count(gm, aten.clone.default) == 1
+    assert count(gm, AFV2) == 0
+    [call] = [n for n in gm.graph.nodes if n.target is ADD_ONE]
+    view = call.args[0]
+    assert view.target is aten.slice.Tensor
+    assert view.args[0].target is aten.clone.default
+    assert list(view.args[1:]) == [0, 1, 4]
+    assert view.meta["val"].shape == (3,)
+    d = decision(report, node.name)
+    assert (d.action, d.reason_code) == ("inplace", "done")
+    assert report.num_reinplaced >= 1
+    check_eager(f, gm, [x])
+
+
+def test_whole_base_and_alias_encodings():
+    def f(x):
+        c = x * 2
+        add_one_(c)
+        v = c.view(2, 2)
+        add_one_(v)
+        return c
+
+    x = torch.arange(4.0)
+    gm = trace(f, x)
+    nodes = afv2_nodes(gm)
+    assert len(nodes) == 2
+    fxinplace.reinplace(gm, x)
+    assert count(gm, AFV2) == 0
+    assert count(gm, aten.clone.default) == 0
+    calls = [n for n in gm.graph.nodes if n.target is ADD_ONE]
+    assert len(calls) == 2
+    assert calls[0].args[0].target is aten.mul.Tensor
+    check_eager(f, gm, [x])
+
+
+# ----------------------------------------------------------------------------
+# (b) the old base is read after the op
+
+
+def test_old_base_read_later_stays_cloned():
+    def f(x):
+        c = x + 1
+        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[c])
+        return out[1] * 2 + c
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    [node] = afv2_nodes(gm)
+    report = fxinplace.reinplace_report(gm, x)
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (0,)
+    d = decision(report, node.name)
+    assert d.action == "keep" and d.reason_code == "used_later"
+    assert d.culprit is not None
+    check_eager(f, gm, [x])
+
+
+def test_old_base_read_through_a_view_later_stays_cloned():
+    def f(x):
+        c = x + 1
+        v = c[1:]
+        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[c])
+        return out[1] + 0, v * 3
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    fxinplace.reinplace(gm, x)
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (0,)
+    check_eager(f, gm, [x])
+
+
+def test_dead_view_of_old_base_does_not_block():
+    def f(x):
+        c = x + 1
+        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[c])
+        c[1:]  # a view nobody reads
+        return out[1] * 2
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    fxinplace.reinplace(gm, x)
+    assert count(gm, AFV2) == 0
+    check_eager(f, gm, [x])
+
+
+# ----------------------------------------------------------------------------
+# (c) the base is a graph input
+
+
+def test_input_base_without_copy_back_stays_cloned():
+    def f(x):
+        add_one_(x[1:])
+        return x * 2
+
+    x = torch.arange(4.0)
+    gm = trace(f, x)  # dispatch_functionalize drops the input mutation
+    report = fxinplace.reinplace_report(gm, x)
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (0,)
+    d = decision(report, node.name)
+    assert (d.action, d.reason_code) == ("keep", "self_is_input")
+    # Outputs as eager; the graph (like its functional original) leaves x alone.
+    check_eager(f, gm, [x], inputs_mutated=False)
+
+
+def test_input_base_with_copy_back_is_mutated_in_place():
+    def f(x):
+        add_one_(x[1:])
+        return x * 2
+
+    x = torch.arange(4.0)
+    gm = trace(f, x, copy_back=True)
+    assert count(gm, aten.copy_.default) == 1
+    check_eager(f, gm, [x])
+    gm = trace(f, x, copy_back=True)
+    report = fxinplace.reinplace_report(gm, x)
+    assert count(gm, AFV2) == 0
+    assert count(gm, aten.copy_.default) == 0
+    [call] = [n for n in gm.graph.nodes if n.target is ADD_ONE]
+    assert call.args[0].target is aten.slice.Tensor and call.args[0].args[0].op == "placeholder"
+    assert any(d.action == "remove_copy" for d in report.decisions)
+    check_eager(f, gm, [x])
+
+
+def test_input_read_before_copy_back_stays_cloned():
+    def f(x):
+        c = x + 0
+        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[x])
+        y = x * 2  # reads the old input value
+        x.copy_(out[1])
+        return y + c
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    report = fxinplace.reinplace_report(gm, x)
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (0,)
+    assert decision(report, node.name).reason_code == "used_later"
+    assert count(gm, aten.copy_.default) == 1
+    check_eager(f, gm, [x])
+
+
+def test_new_input_value_used_after_copy_back_stays_cloned():
+    def f(x):
+        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[x])
+        new = out[1]
+        x.copy_(new)
+        return new
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    fxinplace.reinplace(gm, x)
+    # Returning the new value itself would make the output alias the input.
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (0,)
+    check_eager(f, gm, [x])
+
+
+def test_aliased_sample_args_keep_the_clone():
+    def f(x, y):
+        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[x])
+        s = y * 1  # y is x in the sample args: reads the old value
+        x.copy_(out[1])
+        return s
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x, x[:])
+    assert len(gm.graph.find_nodes(op="placeholder")) == 2
+    base = torch.arange(3.0)
+    report = fxinplace.reinplace_report(gm, base, base[:])
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (0,)
+    assert "sharing storage with another input" in decision(report, node.name).reason
+    a = torch.arange(3.0)
+    assert torch.equal(gm(a, a[:]), torch.arange(3.0))
+    assert torch.equal(a, torch.arange(3.0) + 1)
+
+
+def test_input_after_its_copy_back_is_an_input_again():
+    # x is mutated in place ahead of its copy_ back; the second node, after
+    # that copy_, works on x again (the program does not mutate it this time).
+    def f(x):
+        g1 = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[x])[1]
+        x.copy_(g1)
+        g2 = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[x])[1]
+        return g2 * 1
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    # make_fx has the second node read the copy_'s result; read the input itself.
+    [copy] = gm.graph.find_nodes(op="call_function", target=aten.copy_.default)
+    copy.replace_all_uses_with(copy.args[0])
+    gm.recompile()
+    report = fxinplace.reinplace_report(gm, x)
+    actions = [d.action for d in report.decisions if d.node.startswith("auto_functionalized_v2")]
+    assert actions == ["inplace", "keep"]
+    assert count(gm, aten.copy_.default) == 0
+    check_eager(f, gm, [x])
+
+
+# ----------------------------------------------------------------------------
+# (d) as_strided encoding
+
+
+def test_as_strided_encoding_transpose():
+    def f(x):
+        c = x.clone()
+        add_one_(c.t())
+        return c
+
+    x = torch.arange(6.0).reshape(2, 3)
+    gm = trace(f, x)
+    [node] = afv2_nodes(gm)
+    assert "_x_storage_offset" in node.kwargs
+    fxinplace.reinplace(gm, x)
+    assert count(gm, AFV2) == 0 and count(gm, aten.clone.default) == 1
+    [call] = [n for n in gm.graph.nodes if n.target is ADD_ONE]
+    assert call.args[0].target is aten.as_strided.default
+    assert call.args[0].meta["val"].stride() == (1, 3)
+    check_eager(f, gm, [x])
+
+
+def test_as_strided_encoding_with_offset():
+    def f(x):
+        c = x.clone()
+        add_one_(c[1:, ::2])
+        scale_ret_(c[0], c[2].clone())
+        return c
+
+    x = torch.arange(12.0).reshape(3, 4)
+    gm = trace(f, x)
+    fxinplace.reinplace(gm, x)
+    assert count(gm, AFV2) == 0
+    check_eager(f, gm, [x])
+
+
+# ----------------------------------------------------------------------------
+# (e) two bases: one in place, one still cloned
+
+
+def test_two_bases_one_cloned():
+    def f(x):
+        a = x + 1
+        b = x * 2
+        out = AFV2(TWO, alpha=3.0, _x_base_index=0, _y_base_index=1, _all_bases=[a, b])
+        return out[1] + out[2] + b
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    report = fxinplace.reinplace_report(gm, x)
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (1,)
+    d = decision(report, node.name)
+    assert d.action == "partial_inplace" and d.reason_code == "used_later"
+    # The new value of the in-place base is the base itself now.
+    assert not any(u.target is operator.getitem and u.args[1] == 1 for u in node.users)
+    check_eager(f, gm, [x])
+
+
+def test_two_bases_both_in_place():
+    def f(x):
+        c = x.clone()
+        d = x * 2
+        two_(c[1:], d, 0.5)
+        return c + d
+
+    x = torch.arange(3.0)
+    gm = trace(f, x)
+    fxinplace.reinplace(gm, x)
+    assert count(gm, AFV2) == 0
+    [call] = [n for n in gm.graph.nodes if n.target is TWO]
+    assert call.args[2] == 0.5
+    check_eager(f, gm, [x])
+
+
+def test_two_views_of_one_base():
+    def f(x):
+        c = x.clone()
+        two_(c[:2], c[2:], 1.0)
+        return c
+
+    x = torch.arange(4.0)
+    gm = trace(f, x)
+    [node] = afv2_nodes(gm)
+    assert len(node.kwargs["_all_bases"]) == 1
+    fxinplace.reinplace(gm, x)
+    assert count(gm, AFV2) == 0
+    check_eager(f, gm, [x])
+
+
+def test_two_bases_sharing_storage_only_one_in_place():
+    def f(x):
+        a = x + 1
+        v = a[1:]
+        out = AFV2(TWO, alpha=1.0, _x_base_index=0, _y_base_index=1, _all_bases=[a, v])
+        return out[1], out[2]
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    report = fxinplace.reinplace_report(gm, x)
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (1,)
+    assert decision(report, node.name).reason_code == "operand_aliases_self"
+    check_eager(f, gm, [x])
+
+
+def test_base_aliasing_a_read_argument_stays_cloned():
+    def f(x):
+        c = x + 1
+        out = AFV2(SCALE_RET, other=c, _x_base_index=0, _all_bases=[c])
+        return out[0], out[1]
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    report = fxinplace.reinplace_report(gm, x)
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (0,)
+    assert decision(report, node.name).reason_code == "operand_aliases_self"
+    check_eager(f, gm, [x])
+
+
+# ----------------------------------------------------------------------------
+# (f) the op also returns a tensor
+
+
+def test_op_returning_a_tensor():
+    def f(x, w):
+        c = x.clone()
+        r = scale_ret_(c[1], w)
+        return c, r * 2
+
+    x, w = torch.arange(6.0).reshape(2, 3), torch.tensor([1.0, 2.0, 3.0])
+    gm = trace(f, x, w)
+    fxinplace.reinplace(gm, x, w)
+    assert count(gm, AFV2) == 0 and count(gm, aten.clone.default) == 1
+    [call] = [n for n in gm.graph.nodes if n.target is SCALE_RET]
+    assert call.meta["val"].shape == (3,)
+    check_eager(f, gm, [x, w])
+
+
+def test_tensor_list_and_none_arguments():
+    def f(x, y):
+        c = x.clone()
+        list_([c[0], c[1, 1:]])
+        maybe_(None, y)
+        d = y * 1
+        maybe_(d, y)
+        return c, d
+
+    x, y = torch.arange(6.0).reshape(2, 3), torch.ones(3)
+    gm = trace(f, x, y)
+    assert count(gm, AFV2) == 3
+    fxinplace.reinplace(gm, x, y)
+    assert count(gm, AFV2) == 0
+    [call] = [n for n in gm.graph.nodes if n.target is LIST]
+    assert isinstance(call.args[0], list) and len(call.args[0]) == 2
+    check_eager(f, gm, [x, y])
+
+
+# ----------------------------------------------------------------------------
+# (g) together with ordinary functional ops the native pass re-inplaces
+
+
+def test_with_native_reinplacing():
+    def f(x):
+        a = x * 2
+        b = a + 1  # re-inplaced into a
+        add_one_(b[:2])
+        c = b.relu()  # reads the new value: re-inplaced into it
+        c = c + 1
+        add_one_(c)
+        return c.sum(), x + 1
+
+    x = torch.arange(-2.0, 2.0)
+    gm = trace(f, x)
+    report = fxinplace.reinplace_report(gm, x)
+    assert count(gm, AFV2) == 0
+    assert count(gm, aten.clone.default) == 0
+    assert count(gm, aten.add_.Tensor) == 2
+    assert report.num_reinplaced >= 4
+    check_eager(f, gm, [x])
+
+
+def test_mixed_graph_with_input_mutation():
+    def f(x, y):
+        t = y.sin()
+        add_one_(x)
+        y.mul_(2)
+        two_(x[:2], y[1:], 2.0)
+        return (t + x).cos(), x * y
+
+    x, y = torch.arange(4.0), torch.arange(4.0) / 3
+    gm = trace(f, x, y, copy_back=True)
+    check_eager(f, gm, [x, y])
+    fxinplace.reinplace(gm, x, y)
+    check_eager(f, gm, [x, y])
+
+
+def test_chain_of_ops_on_one_clone():
+    def f(x):
+        c = x.clone()
+        for i in range(4):
+            add_one_(c[i % 3 :])
+            c = c * 1 if i == 2 else c
+        return c
+
+    x = torch.arange(5.0)
+    gm = trace(f, x)
+    fxinplace.reinplace(gm, x)
+    assert count(gm, AFV2) == 0
+    assert count(gm, aten.clone.default) == 1
+    check_eager(f, gm, [x])
+
+
+def test_new_value_of_an_in_place_base_read_after_a_later_op():
+    # The first node mutates c in place, so its new value *is* c; the second must
+    # then keep its clone, since that value is read after it.
+    def f(x):
+        c = x + 1
+        g1 = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[c])[1]
+        g2 = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[g1])[1]
+        return g1 * 10 + g2
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    report = fxinplace.reinplace_report(gm, x)
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (0,)
+    assert node.kwargs["_all_bases"][0].target is aten.add.Tensor
+    assert [d.action for d in report.decisions if d.node.startswith("auto_functionalized_v2")] == [
+        "inplace",
+        "keep",
+    ]
+    check_eager(f, gm, [x])
+
+
+def test_op_output_mutated_by_a_later_op():
+    def f(x, w):
+        c = x.clone()
+        r = scale_ret_(c, w)
+        add_one_(r[1:])
+        return c, r
+
+    x, w = torch.arange(3.0), torch.full((3,), 2.0)
+    gm = trace(f, x, w)
+    fxinplace.reinplace(gm, x, w)
+    assert count(gm, AFV2) == 0 and count(gm, aten.clone.default) == 1
+    check_eager(f, gm, [x, w])
+
+
+# ----------------------------------------------------------------------------
+# Metadata paths, idempotence, validation
+
+
+def test_fake_metadata_path():
+    def f(x, w):
+        c = x.clone()
+        r = scale_ret_(c[1], w)
+        add_one_(c.t())
+        return c, r
+
+    x, w = torch.arange(6.0).reshape(2, 3), torch.ones(3)
+    gm = trace(f, x, w)
+    report = _reinplace_report(gm, (x, w), metadata="fake")
+    assert report.metadata_path == "fake"
+    assert count(gm, AFV2) == 0
+    check_eager(f, gm, [x, w])
+
+
+def test_sample_args_of_other_shapes():
+    # Recorded values describe (3,) tensors: the metadata comes from running
+    # the operator's fake kernel on the sample args instead.
+    def f(x, w):
+        c = x.clone()
+        r = scale_ret_(c, w)
+        return c, r
+
+    gm = trace(f, torch.zeros(3), torch.ones(3))
+    x, w = torch.arange(4.0), torch.full((4,), 2.0)
+    fxinplace.reinplace(gm, x, w)
+    assert count(gm, AFV2) == 0
+    check_eager(f, gm, [x, w])
+
+
+def test_partial_node_from_elsewhere_is_understood():
+    # A node whose base 0 is already mutated in place (as Inductor would leave it).
+    def f(x):
+        a = x + 1
+        b = x * 2
+        out = AFV2(
+            TWO, alpha=1.0, _x_base_index=0, _y_base_index=1, _all_bases=[a, b], _only_clone_these_bases=(1,)
+        )
+        return out[1] - out[2]
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    fxinplace.reinplace(gm, x)
+    assert count(gm, AFV2) == 0
+    check_eager(f, gm, [x])
+
+
+def test_partial_node_with_fake_metadata_for_other_shapes():
+    def f(x):
+        a = x + 1
+        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[a], _only_clone_these_bases=(0,))
+        return out[1] * 2, a
+
+    gm = trace_direct(f, torch.zeros(3))
+    x = torch.arange(5.0)
+    report = _reinplace_report(gm, (x,), metadata="fake")
+    [node] = afv2_nodes(gm)
+    assert node.kwargs["_only_clone_these_bases"] == (0,)
+    assert decision(report, node.name).reason_code == "used_later"
+    check_eager(f, gm, [x])
+
+
+def test_other_higher_order_ops_are_still_rejected():
+    g = Graph()
+    x = g.placeholder("x")
+    g.output(g.call_function(torch.ops.higher_order.auto_functionalized, (aten.add.Tensor,), {"self": x}))
+    gm = GraphModule(torch.nn.Module(), g)
+    with pytest.raises(ReinplaceInputError, match="auto_functionalized.*not supported"):
+        fxinplace.reinplace(gm, torch.ones(2))
+
+
+def test_malformed_afv2_node_is_rejected_by_name():
+    g = Graph()
+    x = g.placeholder("x")
+    node = g.call_function(AFV2, (ADD_ONE,), {"_all_bases": [x]})  # no _x_base_index
+    g.output(g.call_function(operator.getitem, (node, 1)))
+    gm = GraphModule(torch.nn.Module(), g)
+    with pytest.raises(ReinplaceInputError, match="'auto_functionalized_v2'.*_x_base_index"):
+        fxinplace.reinplace(gm, torch.ones(2))
+
+
+def test_afv2_of_a_builtin_is_rejected():
+    g = Graph()
+    x = g.placeholder("x")
+    node = g.call_function(AFV2, (aten.add_.Tensor,), {"_all_bases": [x]})
+    g.output(node)
+    gm = GraphModule(torch.nn.Module(), g)
+    with pytest.raises(ReinplaceInputError, match="cannot be auto-functionalized"):
+        fxinplace.reinplace(gm, torch.ones(2))
+
+
+def test_explain_mentions_the_reason():
+    def f(x):
+        c = x + 1
+        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[c])
+        return out[1] * 2 + c
+
+    x = torch.arange(3.0)
+    gm = trace_direct(f, x)
+    text = fxinplace.reinplace_report(gm, x).explain()
+    assert "auto_functionalized_v2: keep: every base still cloned: base 0 (add)" in text
+
+
+# ----------------------------------------------------------------------------
+# Random programs: custom mutable ops on views of clones, intermediates and
+# inputs, mixed with reads and functional ops; always compared with eager.
+
+RANDOM_COUNT = int(os.environ.get("FXINPLACE_GEN_COUNT", "60"))
+
+_VIEWS = [
+    ("whole", lambda t: t),
+    ("tail", lambda t: t[1:]),
+    ("head", lambda t: t[:2]),
+    ("row", lambda t: t[1]),
+    ("col", lambda t: t[:, 1]),
+    ("t", lambda t: t.t()),
+    ("strided", lambda t: t[:, ::2]),
+]
+
+
+_ENCODINGS = [
+    lambda p, i: {f"{p}_base_index": i},
+    lambda p, i: {f"{p}_base_index": i, f"{p}_alias": True},
+    lambda p, i: {f"{p}_base_index": i, f"{p}_slice_dim": 0, f"{p}_slice_start": 1, f"{p}_slice_end": 3},
+    lambda p, i: {f"{p}_base_index": i, f"{p}_size": (2, 2), f"{p}_stride": (4, 2), f"{p}_storage_offset": 1},
+]
+
+
+def _random_program(seed: int):
+    """A function of two (3, 4) inputs, with its steps as text for failure messages."""
+    import random
+
+    rng = random.Random(seed)
+    steps: list[tuple] = []
+    roots = [0, 1]  # which memory each variable lives in; v0, v1 are the inputs
+    for _ in range(rng.randint(3, 9)):
+        kind = rng.choice(
+            ["new", "new", "view", "one", "one", "two", "ret", "read", "list", "direct", "direct"]
+        )
+        a, b = rng.randrange(len(roots)), rng.randrange(len(roots))
+        va, vb = rng.randrange(len(_VIEWS)), rng.randrange(len(_VIEWS))
+        if kind == "new":
+            steps.append(("new", a, rng.choice(["clone", "mul", "add"]), b))
+            roots.append(len(roots))
+        elif kind == "view":
+            steps.append(("view", a, rng.choice(["slice", "view", "tt"])))
+            roots.append(roots[a])
+        elif kind in ("one", "read"):
+            steps.append((kind, a, va, b, vb))
+        elif kind in ("two", "list"):
+            # Two mutated arguments in one memory would be an invalid call.
+            distinct = roots[a] != roots[b]
+            steps.append((kind, a, va, b, vb, rng.choice([0.5, 2.0]), distinct))
+        elif kind == "direct":
+            # auto_functionalized_v2 called by hand: functional, so the old value
+            # of its bases may still be read afterwards.
+            enc_a, enc_b = rng.randrange(len(_ENCODINGS)), rng.randrange(len(_ENCODINGS))
+            steps.append(("direct", a, enc_a, b, enc_b, rng.random() < 0.5))
+            roots.append(len(roots))
+            roots.append(len(roots))
+        else:
+            steps.append(("ret", a, va, b))
+            roots.append(len(roots))
+    num_vars = len(roots)
+    returned = rng.sample(range(num_vars), k=min(num_vars, rng.randint(1, 3)))
+
+    def fn(x, y):
+        vs = [x, y]
+        reads = []
+        for step in steps:
+            kind = step[0]
+            if kind == "new":
+                _, a, how, b = step
+                src, other = vs[a], vs[b]
+                vs.append(src.clone() if how == "clone" else src * 2 if how == "mul" else src + other)
+            elif kind == "view":  # a full-size alias of another variable
+                _, a, which = step
+                t = vs[a]
+                vs.append(t[:] if which == "slice" else t.view(3, 4) if which == "view" else t.t().t())
+            elif kind == "direct":
+                _, a, enc_a, b, enc_b, two = step
+                if two:
+                    kw = {"alpha": 0.5, **_ENCODINGS[enc_a]("_x", 0), **_ENCODINGS[enc_b]("_y", 1)}
+                    out = AFV2(TWO, **kw, _all_bases=[vs[a], vs[b]])
+                    vs.extend([out[1], out[2]])
+                else:
+                    out = AFV2(ADD_ONE, **_ENCODINGS[enc_a]("_x", 0), _all_bases=[vs[a]])
+                    vs.extend([out[1], out[1] * 2])
+            elif kind == "ret":
+                _, a, va, b = step
+                target = vs[a] if va % 2 else vs[a][:]
+                vs.append(scale_ret_(target, torch.full((3, 4), b + 1.0)))
+            else:
+                _, a, va, b, vb = step[:5]
+                ta, tb = _VIEWS[va][1](vs[a]), _VIEWS[vb][1](vs[b])
+                if kind == "one":
+                    add_one_(ta)
+                elif kind == "read":
+                    reads.append(ta.sum() + tb.mean())
+                elif kind == "list":
+                    list_([ta, tb] if step[6] else [ta])
+                elif step[6]:
+                    two_(ta, tb, step[5])
+        return [vs[i] * 1 for i in returned] + reads
+
+    return fn, f"steps={steps}, returned={returned}"
+
+
+@pytest.mark.parametrize("seed", range(RANDOM_COUNT))
+def test_random_afv2_program(seed):
+    fn, text = _random_program(seed)
+
+    def make_args():
+        return [torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4) / 7]
+
+    for copy_back in (True, False):
+        gm = trace(fn, *make_args(), copy_back=copy_back)
+        before = count(gm, aten.clone.default)
+        try:
+            fxinplace.reinplace(gm, *make_args())
+            check_eager(fn, gm, make_args(), inputs_mutated=copy_back)
+        except Exception as e:
+            raise AssertionError(f"seed {seed} copy_back={copy_back}: {text}\n{gm.code}") from e
+        assert count(gm, aten.clone.default) <= before
