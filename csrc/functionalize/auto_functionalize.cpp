@@ -17,8 +17,13 @@ class BaseTable {
  public:
   explicit BaseTable(bool reapply_views) : reapply_(reapply_views) {}
 
-  MutatedView locate(const at::Tensor& t) {
+  MutatedView locate(const c10::OperatorHandle& op, const at::Tensor& t) {
     FunctionalTensorImpl* impl = functional_impl(t);
+    TORCH_CHECK(
+        !impl->value().unsafeGetTensorImpl()->has_symbolic_sizes_strides(),
+        "fxinplace.functionalize: ", c10::toString(op.operator_name()),
+        " mutates a tensor with symbolic shapes; custom mutable ops are supported with concrete shapes "
+        "(make_fx tracing_mode 'real' or 'fake')");
     AliasState* alias = impl->alias().get();
     int64_t index = 0;
     while (index < static_cast<int64_t>(aliases_.size()) && aliases_[index] != alias) ++index;
@@ -55,7 +60,7 @@ void auto_functionalize(const c10::OperatorHandle& op, const OpClass& op_class, 
   std::vector<std::vector<MutatedView>> mutated(op_class.written.size());
   for (size_t k = 0; k < op_class.written.size(); ++k) {
     c10::IValue& arg = args[op_class.written[k]];
-    for_each_tensor(arg, [&](const at::Tensor& t) { mutated[k].push_back(table.locate(t)); });
+    for_each_tensor(arg, [&](const at::Tensor& t) { mutated[k].push_back(table.locate(op, t)); });
     arg = c10::IValue();  // rebuilt from its base by auto_functionalized_v2
   }
   for (c10::IValue& a : args)

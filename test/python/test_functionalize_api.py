@@ -190,3 +190,35 @@ def test_import_fails_clearly_when_the_key_is_taken() -> None:
     assert "ERROR: fxinplace.functionalize needs the dispatch key DeferredInit" in result.stdout, (
         result.stderr
     )
+
+
+@pytest.mark.parametrize("tracing_mode", ["real", "fake"])
+def test_functionalize_then_reinplace_leaves_exactly_the_users_clone(tracing_mode: str) -> None:
+    # The end-to-end program: clone, a mutating custom op on a slice of
+    # the clone. Functionalized, the op runs on a fresh copy (auto_functionalized_v2);
+    # re-inplaced, that copy is gone and the op writes the user's clone directly.
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        add_one_(y[1:])
+        return y
+
+    x = torch.arange(4.0)
+    gm = make_fx(fxinplace.functionalize(f), tracing_mode=tracing_mode)(x.clone())
+    fxinplace.reinplace(gm, x.clone())
+    targets = _targets(gm)
+    assert targets.count(torch.ops.aten.clone.default) == 1
+    assert torch.ops.higher_order.auto_functionalized_v2 not in targets
+    op_node = next(n for n in gm.graph.nodes if n.target is torch.ops.fxinplace_api_test.add_one_.default)
+    assert op_node.args[0].target is torch.ops.aten.slice.Tensor
+    assert op_node.args[0].args[0].target is torch.ops.aten.clone.default
+    assert torch.equal(gm(x.clone()), f(x.clone()))
+
+
+def test_custom_mutable_op_under_symbolic_shapes_is_a_clear_error() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        add_one_(y[1:])
+        return y
+
+    with pytest.raises(RuntimeError, match="add_one_ mutates a tensor with symbolic shapes"):
+        make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(torch.zeros(4))
