@@ -7,7 +7,7 @@ op and returns `(*op_outputs, *new_bases)`. `_only_clone_these_bases` (None: all
 restricts the cloning; an uncloned base is mutated in place and returned as is.
 
 The native pass treats an AFv2 node as an opaque op that reads every tensor it is
-given and returns fresh tensors (`metadata_standins` gives the metadata pass those
+given and returns fresh tensors (`metadata_runners` gives the metadata pass those
 values without running the op). Afterwards `reinplace_auto_functionalized` drops the
 clone of base *i* when nothing reads the base's memory after the node (nor the op
 itself through another argument, nor through another base mutated in place). A base
@@ -29,10 +29,9 @@ else is fresh; placeholders and get_attr nodes are classes of their own.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import heapq
 import operator
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -226,21 +225,13 @@ class _MetadataStandIn:
             raise
 
 
-@contextlib.contextmanager
-def metadata_standins(gm: GraphModule, sample_args: tuple) -> Iterator[None]:
-    """While active, AFv2 nodes' targets compute metadata only (see _MetadataStandIn)."""
+def metadata_runners(gm: GraphModule, sample_args: tuple) -> dict[Node, Callable[..., Any]]:
+    """What computes each AFv2 node's metadata (see _MetadataStandIn), for ``_metadata.propagate``."""
     nodes = gm.graph.find_nodes(op="call_function", target=AFV2)
     if not nodes:
-        yield
-        return
+        return {}
     trust = _vals_describe(gm, sample_args)
-    try:
-        for node in nodes:
-            node.target = _MetadataStandIn(node, trust)
-        yield
-    finally:
-        for node in nodes:
-            node.target = AFV2
+    return {node: _MetadataStandIn(node, trust) for node in nodes}
 
 
 # ----------------------------------------------------------------------------

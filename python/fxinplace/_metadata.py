@@ -12,6 +12,7 @@ graph is replayed under a fresh FakeTensorMode instead, as the stock pass does.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -124,13 +125,15 @@ def _static_value(val: Any) -> bool:
     return not isinstance(val, torch.SymInt)
 
 
-def _run(node: Node, env: dict[Node, Any]) -> Any:
+def _run(node: Node, env: dict[Node, Any], runners: Mapping[Node, Callable[..., Any]]) -> Any:
     args = _map(node.args, env)
     kwargs = _map(node.kwargs, env)
-    return node.target(*args, **kwargs)
+    return runners.get(node, node.target)(*args, **kwargs)
 
 
-def _propagate(gm: GraphModule, sample_args: tuple, *, use_vals: bool) -> dict[Node, Any]:
+def _propagate(
+    gm: GraphModule, sample_args: tuple, runners: Mapping[Node, Callable[..., Any]], *, use_vals: bool
+) -> dict[Node, Any]:
     inputs = _MetaInputs()
     env: dict[Node, Any] = {}
     args_iter = iter(sample_args)
@@ -144,7 +147,7 @@ def _propagate(gm: GraphModule, sample_args: tuple, *, use_vals: bool) -> dict[N
         elif node.op == "call_function":
             target = node.target
             if target is operator.getitem or not isinstance(target, torch._ops.OpOverload):
-                env[node] = _run(node, env)
+                env[node] = _run(node, env, runners)
                 continue
             info = op_info(target)
             if info.mutates:
@@ -162,7 +165,7 @@ def _propagate(gm: GraphModule, sample_args: tuple, *, use_vals: bool) -> dict[N
                 env[node] = Fresh(val)
             else:
                 try:
-                    env[node] = _run(node, env)
+                    env[node] = _run(node, env, runners)
                 except Exception as e:
                     raise _NeedsFake from e
     return env
@@ -174,7 +177,9 @@ def _fake(mode: Any, value: Any) -> Any:
     return mode.from_tensor(value, static_shapes=True) if isinstance(value, torch.Tensor) else value
 
 
-def _propagate_fake(gm: GraphModule, sample_args: tuple) -> dict[Node, Any]:
+def _propagate_fake(
+    gm: GraphModule, sample_args: tuple, runners: Mapping[Node, Callable[..., Any]]
+) -> dict[Node, Any]:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
@@ -192,7 +197,7 @@ def _propagate_fake(gm: GraphModule, sample_args: tuple) -> dict[Node, Any]:
                 env[node] = _fake(mode, value)
             elif node.op == "call_function":
                 try:
-                    env[node] = _run(node, env)
+                    env[node] = _run(node, env, runners)
                 except Exception as e:
                     raise ReinplaceInputError(
                         f"node {node.name!r} ({node.format_node()}): cannot compute its "
@@ -201,12 +206,21 @@ def _propagate_fake(gm: GraphModule, sample_args: tuple) -> dict[Node, Any]:
     return env
 
 
-def propagate(gm: GraphModule, sample_args: tuple, *, metadata: str = "auto") -> tuple[dict[Node, Any], str]:
+def propagate(
+    gm: GraphModule,
+    sample_args: tuple,
+    *,
+    metadata: str = "auto",
+    runners: Mapping[Node, Callable[..., Any]] | None = None,
+) -> tuple[dict[Node, Any], str]:
     """Returns (value of every node, which path computed it: 'meta' or 'fake').
 
     metadata="fake" forces the FakeTensor replay (as the stock pass computes it),
-    for diagnosing where the two paths disagree.
+    for diagnosing where the two paths disagree. ``runners`` computes the value
+    of the given nodes instead of their targets (auto_functionalized_v2 nodes,
+    whose custom op must not run).
     """
+    runners = runners or {}
     for i, arg in enumerate(sample_args):
         if isinstance(arg, torch.Tensor):
             _check_tensor_kind(arg, f"sample arg {i}")
@@ -216,8 +230,8 @@ def propagate(gm: GraphModule, sample_args: tuple, *, metadata: str = "auto") ->
             if isinstance(value, torch.Tensor):
                 _check_tensor_kind(value, f"node {node.name!r} (get_attr {node.target})")
     if metadata == "fake":
-        return _propagate_fake(gm, sample_args), "fake"
+        return _propagate_fake(gm, sample_args, runners), "fake"
     try:
-        return _propagate(gm, sample_args, use_vals=_vals_describe(gm, sample_args)), "meta"
+        return _propagate(gm, sample_args, runners, use_vals=_vals_describe(gm, sample_args)), "meta"
     except _NeedsFake:
-        return _propagate_fake(gm, sample_args), "fake"
+        return _propagate_fake(gm, sample_args, runners), "fake"

@@ -12,7 +12,7 @@ from torch.fx import GraphModule
 
 from fxinplace import _C
 from fxinplace._apply_plan import apply_plan
-from fxinplace._auto_functionalized import metadata_standins, reinplace_auto_functionalized
+from fxinplace._auto_functionalized import metadata_runners, reinplace_auto_functionalized
 from fxinplace._graph_records import build_records, validate
 from fxinplace._metadata import propagate
 
@@ -88,8 +88,7 @@ def _reinplace_report(gm: GraphModule, sample_args: tuple, *, metadata: str) -> 
 
 def _run_pass(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
     validate(gm, sample_args)
-    with metadata_standins(gm, sample_args):
-        env, path = propagate(gm, sample_args, metadata=metadata)
+    env, path = propagate(gm, sample_args, metadata=metadata, runners=metadata_runners(gm, sample_args))
     records, nodes, num_storages = build_records(gm, env)
     del env
     decisions, walks = _C.plan(records, num_storages)
