@@ -15,13 +15,13 @@ c10::Storage dataless_storage(const at::Tensor& like) {
 
 AliasState::AliasState(at::Tensor base) : base_(std::move(base)), storage_(dataless_storage(base_)) {}
 
-void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const std::string& op_name) {
+void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer) {
   // as_strided addresses the storage of whatever it is applied to: after
   // another view it would replay against that view's replayed value, whose
   // layout need not match the eager one.
   for (size_t k = 1; k < views.size(); ++k)
     TORCH_CHECK(
-        !views[k]->is_as_strided(), "fxinplace.functionalize: ", op_name,
+        !views[k]->is_as_strided(), "fxinplace.functionalize: ", c10::toString(writer),
         " writes through as_strided() applied to another view; as_strided is only supported as the first "
         "view of a tensor (it is not compositional)");
   pending_.push_back(Update{std::move(new_value), views});

@@ -25,7 +25,7 @@ class AliasState {
   bool mutated() const { return mutated_; }
 
   // `new_value` is the value the alias reached through `views` now holds.
-  void add_update(at::Tensor new_value, const ViewChain& views, const std::string& op_name);
+  void add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer);
   // The base itself takes a new value of possibly another shape (resize_, out=).
   void replace_base(at::Tensor new_base);
 

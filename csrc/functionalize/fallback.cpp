@@ -66,7 +66,7 @@ void check_written_are_functional(const c10::OperatorHandle& op, const OpClass& 
 void commit_one(const c10::OperatorHandle& op, const at::Tensor& target, const at::Tensor& new_value) {
   FunctionalTensorImpl* impl = functional_impl(target);
   if (new_value.sym_sizes() == impl->value().sym_sizes()) {
-    impl->commit(new_value, op_name(op));
+    impl->commit(new_value, op.operator_name());
     return;
   }
   TORCH_CHECK(impl->views().empty(), "fxinplace.functionalize: ", op_name(op),

@@ -4,6 +4,7 @@
 #include <ATen/ExpandUtils.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <mutex>
 #include <unordered_map>
 
 namespace fxinplace::functionalize {
@@ -46,44 +47,55 @@ std::optional<c10::SymInt> optional_symint(const c10::IValue& v) {
 
 }  // namespace
 
-ViewRecord::ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index)
-    : op_(op),
-      copy_op_(copy_variant(op.operator_name())),
-      args_(std::move(args)),
-      out_index_(out_index),
-      multi_output_(op.schema().returns().size() == 1 &&
-                    op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType),
-      inverse_(inverse_for(op.operator_name().name)),
-      op_name_(c10::toString(op.operator_name())) {
-  args_[0] = c10::IValue();
-  if (op_name_ == "aten::_reshape_alias") {
+const ViewOp& view_op(const c10::OperatorHandle& op) {
+  static std::mutex mu;
+  static std::unordered_map<const c10::FunctionSchema*, ViewOp> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(&op.schema());
+  if (it != cache.end()) return it->second;
+  const c10::OperatorName& name = op.operator_name();
+  const auto& returns = op.schema().returns();
+  ViewOp facts{op,
+               copy_variant(name),
+               op.schema().arguments().size(),
+               returns.size() == 1 && returns[0].type()->kind() == c10::TypeKind::ListType,
+               inverse_for(name.name),
+               c10::toString(name)};
+  if (name.name == "aten::_reshape_alias") {
     // _reshape_alias(self, size, stride) bakes in strides computed from the
     // eager layout; the value it is replayed on (a *_copy result, or a base
     // rebuilt by a scatter) may be laid out differently. view(self, size) has
     // the same elements in the same order and takes its strides from the value.
-    op_ = c10::Dispatcher::singleton().findSchemaOrThrow("aten::view", "");
-    copy_op_ = c10::Dispatcher::singleton().findSchemaOrThrow("aten::view_copy", "");
-    args_.resize(2);
+    facts.op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::view", "");
+    facts.copy = c10::Dispatcher::singleton().findSchemaOrThrow("aten::view_copy", "");
+    facts.num_args = 2;
   }
+  return cache.emplace(&op.schema(), std::move(facts)).first->second;
+}
+
+ViewRecord::ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index)
+    : op_(&view_op(op)), args_(std::move(args)), out_index_(out_index) {
+  args_.resize(op_->num_args);
+  args_[0] = c10::IValue();
 }
 
 c10::IValue ViewRecord::call(const at::Tensor& base, bool reapply_views) const {
-  TORCH_CHECK(reapply_views || copy_op_, "fxinplace.functionalize(remove='mutations_and_views'): view op ",
-              op_name_, " has no *_copy variant to replace it with");
+  TORCH_CHECK(reapply_views || op_->copy, "fxinplace.functionalize(remove='mutations_and_views'): view op ",
+              op_->name, " has no *_copy variant to replace it with");
   std::vector<c10::IValue> stack = args_;
   stack[0] = base;
-  (reapply_views ? op_ : *copy_op_).callBoxed(stack);
+  (reapply_views ? op_->op : *op_->copy).callBoxed(stack);
   return stack[0];
 }
 
 at::Tensor ViewRecord::forward(const at::Tensor& base, bool reapply_views) const {
   c10::IValue out = call(base, reapply_views);
-  return multi_output_ ? out.toTensorList().get(out_index_) : out.toTensor();
+  return op_->multi_output ? out.toTensorList().get(out_index_) : out.toTensor();
 }
 
 std::vector<at::Tensor> ViewRecord::forward_all(const at::Tensor& base, bool reapply_views) const {
   c10::IValue out = call(base, reapply_views);
-  return multi_output_ ? out.toTensorList().vec() : std::vector<at::Tensor>{out.toTensor()};
+  return op_->multi_output ? out.toTensorList().vec() : std::vector<at::Tensor>{out.toTensor()};
 }
 
 at::Tensor ViewRecord::reshape_back(const at::Tensor& base, const at::Tensor& mutated_view,
@@ -108,7 +120,7 @@ at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Ten
   auto self = std::shared_ptr<const ViewRecord>(this, [](const ViewRecord*) {});
   at::Tensor shadow = measure_on_meta(base, ViewChain{self});
   TORCH_CHECK(shadow.scalar_type() == base.scalar_type(), "fxinplace.functionalize: cannot write through ",
-              op_name_, ": the view has another dtype than its base");
+              op_->name, ": the view has another dtype than its base");
   return at::as_strided_scatter(base, mutated_view, shadow.sizes(), shadow.strides(),
                                 shadow.storage_offset());
 }
@@ -126,7 +138,7 @@ at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {
 
 at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated_view,
                                bool reapply_views) const {
-  switch (inverse_) {
+  switch (op_->inverse) {
     case Inverse::kSlice:
       return at::slice_scatter_symint(base, mutated_view, args_[1].toInt(), optional_symint(args_[2]),
                                       optional_symint(args_[3]), args_[4].toSymInt());
@@ -177,7 +189,7 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       if (mutated_view.sym_sizes() == base.sym_sizes()) return mutated_view;
       return at::sum_to(mutated_view, base.sym_sizes());
   }
-  TORCH_CHECK(false, "fxinplace.functionalize: unknown inverse for ", op_name_);
+  TORCH_CHECK(false, "fxinplace.functionalize: unknown inverse for ", op_->name);
 }
 
 }  // namespace fxinplace::functionalize

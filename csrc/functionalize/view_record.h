@@ -32,6 +32,18 @@ enum class Inverse {
   kExpand,          // expand: sum back to the base's sizes
 };
 
+// What replaying and inverting one view op takes, read once per op.
+struct ViewOp {
+  c10::OperatorHandle op;                   // replayed with reapply_views
+  std::optional<c10::OperatorHandle> copy;  // its `*_copy` variant, otherwise
+  size_t num_args;                          // leading arguments `op` takes
+  bool multi_output;                        // returns Tensor[] (split, unbind)
+  Inverse inverse;
+  std::string name;
+};
+
+const ViewOp& view_op(const c10::OperatorHandle& op);
+
 class ViewRecord {
  public:
   // `args` is the op's full boxed argument list; slot 0 (self) is not kept.
@@ -44,8 +56,8 @@ class ViewRecord {
   // The new base after `mutated_view` (a value for this view of `base`) was written.
   at::Tensor reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views) const;
 
-  bool is_as_strided() const { return inverse_ == Inverse::kAsStrided; }
-  const std::string& op_name() const { return op_name_; }
+  bool is_as_strided() const { return op_->inverse == Inverse::kAsStrided; }
+  const std::string& op_name() const { return op_->name; }
 
  private:
   at::Tensor reshape_back(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views) const;
@@ -54,13 +66,9 @@ class ViewRecord {
   at::Tensor slice_piece_back(const at::Tensor& base, const at::Tensor& mutated_view, c10::SymInt start,
                               c10::SymInt length) const;
 
-  c10::OperatorHandle op_;
-  std::optional<c10::OperatorHandle> copy_op_;
+  const ViewOp* op_;
   std::vector<c10::IValue> args_;
   int64_t out_index_;
-  bool multi_output_;
-  Inverse inverse_;
-  std::string op_name_;
 };
 
 using ViewChain = std::vector<std::shared_ptr<const ViewRecord>>;
