@@ -402,7 +402,9 @@ def cmd_bench(ns: argparse.Namespace) -> int:
             bar.set_description(f"{name}: {label}")
 
         step("tracing")
-        make_gm, args = graphs.build(ns.model, ns.nodes, with_training_step=ns.train)
+        make_gm, args = graphs.build(
+            ns.model, ns.nodes, with_training_step=ns.train, functionalize=ns.functionalize
+        )
         c = compare(
             name,
             make_gm,
@@ -445,7 +447,9 @@ def cmd_bench(ns: argparse.Namespace) -> int:
 def cmd_explain(ns: argparse.Namespace) -> int:
     from fxinplace import reinplace_report
 
-    make_gm, args = graphs.build(ns.model, ns.nodes, with_training_step=ns.train)
+    make_gm, args = graphs.build(
+        ns.model, ns.nodes, with_training_step=ns.train, functionalize=ns.functionalize
+    )
     gm = make_gm()
     try:
         report = reinplace_report(gm, *args)
@@ -487,6 +491,13 @@ def _parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--nodes", type=int, default=None, help="size of the chain / view graph (1000)")
         p.add_argument("--train", action="store_true", help="model graphs: forward + backward of a loss")
+        p.add_argument(
+            "--functionalize",
+            choices=("stock", "fxinplace"),
+            default="stock",
+            help="who records the model graph: torch.func.functionalize or fxinplace.functionalize "
+            "(inference graphs)",
+        )
 
     bench = sub.add_parser("bench", help="run both passes on a graph and compare them")
     graph_args(bench)

@@ -43,8 +43,22 @@ __all__ = [
 GraphBuilder = tuple[Callable[[], GraphModule], tuple]
 
 
-def _functional_trace(fn: Callable[..., Any], *args: Any) -> GraphModule:
-    return make_fx(torch.func.functionalize(fn))(*args)
+# Which functionalization records the graphs: torch's, or fxinplace's own.
+FUNCTIONALIZERS: dict[str, Callable[..., Any]] = {"stock": torch.func.functionalize}
+
+
+def _functionalizer(name: str) -> Callable[..., Any]:
+    if name == "fxinplace":
+        import fxinplace
+
+        return fxinplace.functionalize
+    if name not in FUNCTIONALIZERS:
+        raise ValueError(f"unknown functionalize {name!r}; expected 'stock' or 'fxinplace'")
+    return FUNCTIONALIZERS[name]
+
+
+def _functional_trace(fn: Callable[..., Any], *args: Any, functionalize: str = "stock") -> GraphModule:
+    return make_fx(_functionalizer(functionalize)(fn))(*args)
 
 
 def _x44() -> torch.Tensor:
@@ -216,7 +230,9 @@ def view_mutation_graph(n_nodes: int) -> GraphBuilder:
 # --------------------------------------------------------------------------- models
 
 
-def _model_graph(model: torch.nn.Module, input_ids: torch.Tensor, *, training_step: bool) -> GraphBuilder:
+def _model_graph(
+    model: torch.nn.Module, input_ids: torch.Tensor, *, training_step: bool, functionalize: str = "stock"
+) -> GraphBuilder:
     model.eval()
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     names = list(state)
@@ -252,7 +268,7 @@ def _model_graph(model: torch.nn.Module, input_ids: torch.Tensor, *, training_st
 
     sample_args = tuple(t.detach().clone() for t in state.values()) + (input_ids,)
     with torch.no_grad() if not training_step else _nullcontext():
-        gm = _functional_trace(fn, *sample_args)
+        gm = _functional_trace(fn, *sample_args, functionalize=functionalize)
     return _fresh(gm), sample_args
 
 
@@ -268,7 +284,9 @@ def _input_ids(vocab_size: int, seq_len: int = 16) -> torch.Tensor:
     return torch.randint(0, vocab_size, (1, seq_len), generator=torch.Generator().manual_seed(0))
 
 
-def gpt2_graph(*, with_training_step: bool = False, seq_len: int = 16) -> GraphBuilder:
+def gpt2_graph(
+    *, with_training_step: bool = False, seq_len: int = 16, functionalize: str = "stock"
+) -> GraphBuilder:
     """GPT-2 (2 layers, 64 wide, 4 heads, vocab 128) with random weights; input_ids (1, seq_len)."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -285,10 +303,17 @@ def gpt2_graph(*, with_training_step: bool = False, seq_len: int = 16) -> GraphB
     )
     config.use_cache = False
     model = GPT2LMHeadModel(config)
-    return _model_graph(model, _input_ids(config.vocab_size, seq_len), training_step=with_training_step)
+    return _model_graph(
+        model,
+        _input_ids(config.vocab_size, seq_len),
+        training_step=with_training_step,
+        functionalize=functionalize,
+    )
 
 
-def llama_graph(*, with_training_step: bool = False, seq_len: int = 16) -> GraphBuilder:
+def llama_graph(
+    *, with_training_step: bool = False, seq_len: int = 16, functionalize: str = "stock"
+) -> GraphBuilder:
     """Llama (2 layers, 64 wide, 4 heads / 2 KV heads, vocab 128) with random weights."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -305,18 +330,32 @@ def llama_graph(*, with_training_step: bool = False, seq_len: int = 16) -> Graph
     )
     config.use_cache = False
     model = LlamaForCausalLM(config)
-    return _model_graph(model, _input_ids(config.vocab_size, seq_len), training_step=with_training_step)
+    return _model_graph(
+        model,
+        _input_ids(config.vocab_size, seq_len),
+        training_step=with_training_step,
+        functionalize=functionalize,
+    )
 
 
 MODELS: dict[str, Callable[..., GraphBuilder]] = {"gpt2": gpt2_graph, "llama": llama_graph}
 
 
-def build(kind: str, n_nodes: int | None = None, *, with_training_step: bool = False) -> GraphBuilder:
-    """One entry point: kind is 'chain', 'view', 'gpt2' or 'llama'."""
+def build(
+    kind: str, n_nodes: int | None = None, *, with_training_step: bool = False, functionalize: str = "stock"
+) -> GraphBuilder:
+    """One entry point: kind is 'chain', 'view', 'gpt2' or 'llama'.
+
+    ``functionalize="fxinplace"`` records the model graphs with fxinplace.functionalize
+    (inference graphs only: the training step differentiates inside the traced
+    function, which fxinplace.functionalize does not support).
+    """
+    if functionalize != "stock" and (kind not in MODELS or with_training_step):
+        raise ValueError("functionalize='fxinplace' is available for the gpt2/llama inference graphs")
     if kind == "chain":
         return chain_graph(n_nodes or 1000)
     if kind in ("view", "view_mutation"):
         return view_mutation_graph(n_nodes or 1000)
     if kind in MODELS:
-        return MODELS[kind](with_training_step=with_training_step)
+        return MODELS[kind](with_training_step=with_training_step, functionalize=functionalize)
     raise ValueError(f"unknown graph kind {kind!r}; expected chain, view, gpt2 or llama")

@@ -222,3 +222,26 @@ def test_custom_mutable_op_under_symbolic_shapes_is_a_clear_error() -> None:
 
     with pytest.raises(RuntimeError, match="add_one_ mutates a tensor with symbolic shapes"):
         make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(torch.zeros(4))
+
+
+@pytest.mark.parametrize("model", ["gpt2", "llama"])
+def test_model_graph_recorded_by_fxinplace_matches_stock(model: str) -> None:
+    # The whole native pipeline on a real model: our functionalization records
+    # the graph, our pass re-inplaces it; outputs equal the stock-recorded graph's.
+    from fxinplace import graphs
+
+    make_ours, args = graphs.build(model, functionalize="fxinplace")
+    make_stock, _ = graphs.build(model)
+    ours, stock = make_ours(), make_stock()
+    assert not any(getattr(t, "_schema", None) is not None and t._schema.is_mutable for t in _targets(ours))
+    expected = stock(*args)
+    assert torch.allclose(ours(*args), expected, atol=1e-5)
+    fxinplace.reinplace(ours, *args)
+    assert torch.allclose(ours(*args), expected, atol=1e-5)
+
+
+def test_fxinplace_functionalize_is_only_offered_for_inference_model_graphs() -> None:
+    from fxinplace import graphs
+
+    with pytest.raises(ValueError, match="gpt2/llama inference graphs"):
+        graphs.build("gpt2", with_training_step=True, functionalize="fxinplace")
