@@ -59,7 +59,7 @@ const ViewOp& view_op(const c10::OperatorHandle& op) {
                copy_variant(name),
                op.schema().arguments().size(),
                returns.size() == 1 && returns[0].type()->kind() == c10::TypeKind::ListType,
-               inverse_for(name.name),
+               name.overload_name == "dtype" ? Inverse::kDtype : inverse_for(name.name),
                c10::toString(name)};
   if (name.name == "aten::_reshape_alias") {
     // _reshape_alias(self, size, stride) bakes in strides computed from the
@@ -180,6 +180,10 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
     }
     case Inverse::kUnbind:
       return at::select_scatter(base, mutated_view, args_[1].toInt(), out_index_);
+    case Inverse::kDtype:
+      // view(dtype) reinterprets the same bytes; reinterpreting back is its inverse.
+      return reapply_views ? mutated_view.view(base.scalar_type())
+                           : at::view_copy(mutated_view, base.scalar_type());
     case Inverse::kGeometry:
       return scatter_by_geometry(base, mutated_view);
     case Inverse::kExpand:

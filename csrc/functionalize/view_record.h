@@ -25,6 +25,7 @@ enum class Inverse {
   kTranspose2d,     // t() is its own inverse
   kPermute,         // the inverse permutation
   kAlias,           // alias/detach: the view is the base
+  kDtype,           // view(dtype): reinterpret back to the base's dtype
   kSplit,           // piece `out_index` of split: slice_scatter
   kSplitWithSizes,  // piece `out_index` of split_with_sizes: slice_scatter
   kUnbind,          // piece `out_index` of unbind: select_scatter

@@ -1083,6 +1083,52 @@ def list_input_mutated(xs):
     return xs[0] + xs[1]
 
 
+# Found by probing in-place ops on views one by one.
+
+
+@_case(lambda: (_ar(3, 3),), "view_dtype", "input_mutation")
+def write_through_a_dtype_view(x):
+    x.view(torch.int32)[0].zero_()
+    return x * 1
+
+
+@_case(
+    lambda: (_ar(3, 3),),
+    "unfold",
+    "input_mutation",
+    stock_fails=True,
+    stock_fails_reason="torch.func.functionalize's unfold inverse zeroes the elements no window covers",
+)
+def write_through_unfold(x):
+    x.view(-1).unfold(0, 2, 3).mul_(2)
+    return x.sum()
+
+
+@_case(lambda: (_ar(3, 3),), "composite_inplace")
+def fill_diagonal_then_read(x):
+    a = x.clone()
+    a.fill_diagonal_(5.0)
+    return a.t() + 1
+
+
+@_case(lambda: (_ar(3, 3),), "scatter", "input_mutation")
+def scatter_reduce_into_a_row(x):
+    x[0].scatter_reduce_(0, torch.tensor([0, 1, 1]), x[1].clone(), "amax")
+    return x
+
+
+@_case(lambda: (_ar(3, 3),), "out", "input_mutation")
+def sort_out_into_a_row(x):
+    torch.sort(x[0].flip(0), out=(x[1], torch.empty(3, dtype=torch.long)))
+    return x
+
+
+@_case(lambda: (_ar(3, 3),), "chunk", "input_mutation")
+def cumsum_on_a_chunk(x):
+    x.chunk(3, 1)[2].cumsum_(0)
+    return x.t()
+
+
 if __name__ == "__main__":  # pragma: no cover
     for c in PROGRAMS:
         mark = f"  [stock fails: {c.stock_fails_reason}]" if c.stock_fails else ""
