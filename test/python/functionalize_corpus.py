@@ -1104,7 +1104,13 @@ def write_through_unfold(x):
     return x.sum()
 
 
-@_case(lambda: (_ar(3, 3),), "composite_inplace")
+@_case(
+    lambda: (_ar(3, 3),),
+    "composite_inplace",
+    stock_fails=True,
+    stock_fails_reason="torch.func.functionalize rejects fill_diagonal_ (a composite in-place op) as an "
+    "operator with alias annotations; fxinplace decomposes it first",
+)
 def fill_diagonal_then_read(x):
     a = x.clone()
     a.fill_diagonal_(5.0)
