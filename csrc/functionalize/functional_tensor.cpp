@@ -128,8 +128,16 @@ at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent
                      std::shared_ptr<const ViewRecord> record, bool reapply_views) {
   at::Tensor layout;
   const at::Tensor& parent_layout = parent.metadata();
-  if (!reapply_views && !parent_layout.unsafeGetTensorImpl()->has_symbolic_sizes_strides())
-    layout = measure_on_meta(parent_layout, ViewChain{record});
+  if (!reapply_views && !parent_layout.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) {
+    // Best effort: the parent's layout is eager's only as far as we track it
+    // (results of pure ops take their value's layout). Where the view cannot be
+    // replayed on it, the view's own value answers metadata queries instead.
+    try {
+      layout = measure_on_meta(parent_layout, ViewChain{record});
+    } catch (const c10::Error&) {
+      layout = at::Tensor();
+    }
+  }
   ViewChain views = parent.views();
   views.push_back(std::move(record));
   return at::detail::make_tensor<FunctionalTensorImpl>(value, parent.alias(), std::move(views),
