@@ -549,9 +549,11 @@ class _Pass:
         if not keep and _direct_call(self.gm, node, call, classes):
             text = f"done: every base mutated in place; now a direct call of {call.op}"
             return [AFv2Decision(node.name, "inplace", text, "done", None)]
-        kwargs = dict(node.kwargs)
-        kwargs["_only_clone_these_bases"] = tuple(keep)
-        node.kwargs = kwargs
+        if inplaced or "_only_clone_these_bases" in node.kwargs:
+            # Left out when every base is still cloned: the node stays exactly as
+            # functionalization emitted it (torch 2.13's fake rule for the op
+            # breaks on the kwarg, so fewer graphs carry it).
+            node.kwargs = {**node.kwargs, "_only_clone_these_bases": tuple(keep)}
         detail = "; ".join(r[0] for r in refusals)
         if not inplaced:
             text, code, culprit = refusals[0]
