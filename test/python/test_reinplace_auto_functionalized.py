@@ -879,3 +879,25 @@ def test_node_that_still_clones_everything_is_left_unchanged_and_retraceable():
     retraced = make_fx(gm, tracing_mode="fake")(x)
     assert len(afv2_nodes(retraced)) == 1
     check_eager(f, gm, [x])
+
+
+@pytest.mark.parametrize("seed", range(RANDOM_COUNT))
+def test_random_program_through_fxinplace_functionalize(seed):
+    # The whole native pipeline: fxinplace.functionalize records the custom ops as
+    # auto_functionalized_v2 (with input write-backs), fxinplace.reinplace takes
+    # the clones back out where it can; the result must still match eager.
+    fn, text = _random_program(seed)
+    if "'direct'" in text:
+        pytest.skip("calls auto_functionalized_v2 by hand, which only functional graphs may do")
+
+    def make_args():
+        return [torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4) / 7]
+
+    gm = make_fx(fxinplace.functionalize(fn))(*make_args())
+    before = count(gm, aten.clone.default)
+    try:
+        fxinplace.reinplace(gm, *make_args())
+        check_eager(fn, gm, make_args(), inputs_mutated=True)
+    except Exception as e:
+        raise AssertionError(f"seed {seed}: {text}\n{gm.code}") from e
+    assert count(gm, aten.clone.default) <= before
