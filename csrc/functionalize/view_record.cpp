@@ -29,6 +29,8 @@ Inverse inverse_for(const std::string& name) {
       {"aten::split_with_sizes", Inverse::kSplitWithSizes},
       {"aten::unbind", Inverse::kUnbind},
       {"aten::expand", Inverse::kExpand},
+      {"aten::view_as_real", Inverse::kViewAsReal},
+      {"aten::view_as_complex", Inverse::kViewAsComplex},
   };
   auto it = table.find(name);
   return it == table.end() ? Inverse::kGeometry : it->second;
@@ -184,6 +186,10 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       // view(dtype) reinterprets the same bytes; reinterpreting back is its inverse.
       return reapply_views ? mutated_view.view(base.scalar_type())
                            : at::view_copy(mutated_view, base.scalar_type());
+    case Inverse::kViewAsReal:
+      return reapply_views ? at::view_as_complex(mutated_view) : at::view_as_complex_copy(mutated_view);
+    case Inverse::kViewAsComplex:
+      return reapply_views ? at::view_as_real(mutated_view) : at::view_as_real_copy(mutated_view);
     case Inverse::kGeometry:
       return scatter_by_geometry(base, mutated_view);
     case Inverse::kExpand:

@@ -26,6 +26,8 @@ enum class Inverse {
   kPermute,         // the inverse permutation
   kAlias,           // alias/detach: the view is the base
   kDtype,           // view(dtype): reinterpret back to the base's dtype
+  kViewAsReal,      // view_as_real: view_as_complex
+  kViewAsComplex,   // view_as_complex: view_as_real
   kSplit,           // piece `out_index` of split: slice_scatter
   kSplitWithSizes,  // piece `out_index` of split_with_sizes: slice_scatter
   kUnbind,          // piece `out_index` of unbind: select_scatter

@@ -1147,6 +1147,13 @@ def view_of_a_pure_result_of_a_permuted_view(x):
     return w, v
 
 
+@_case(lambda: (torch.complex(_ar(2, 3), _ar(2, 3, start=1.0)),), "complex", "input_mutation")
+def write_through_real_and_imag(z):
+    z.real.mul_(2)
+    z.imag[0].zero_()
+    return torch.view_as_real(z) + 1
+
+
 if __name__ == "__main__":  # pragma: no cover
     for c in PROGRAMS:
         mark = f"  [stock fails: {c.stock_fails_reason}]" if c.stock_fails else ""
