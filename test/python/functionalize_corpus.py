@@ -1154,6 +1154,61 @@ def write_through_real_and_imag(z):
     return torch.view_as_real(z) + 1
 
 
+# Inputs that share memory: eager's writes through one are seen through the
+# others. torch.func.functionalize treats them as separate tensors.
+_ALIASED_INPUTS_REASON = "torch.func.functionalize treats inputs that share memory as separate tensors"
+
+
+@_case(
+    lambda: (lambda x: (x, x))(_ar(2, 3)),
+    "aliased_inputs",
+    "input_mutation",
+    stock_fails=True,
+    stock_fails_reason=_ALIASED_INPUTS_REASON,
+)
+def same_tensor_twice_written_through_one(a, b):
+    a.add_(1)
+    return b * 2
+
+
+@_case(
+    lambda: (lambda x: (x, x[1:]))(_ar(3, 2)),
+    "aliased_inputs",
+    "input_mutation",
+    stock_fails=True,
+    stock_fails_reason=_ALIASED_INPUTS_REASON,
+)
+def input_and_its_slice_written_through_the_slice(a, b):
+    b.mul_(3)
+    return a + 0
+
+
+@_case(
+    lambda: (lambda x: (x[:2], x[1:]))(_ar(3, 2)),
+    "aliased_inputs",
+    "input_mutation",
+    stock_fails=True,
+    stock_fails_reason=_ALIASED_INPUTS_REASON,
+)
+def overlapping_input_slices_both_written(a, b):
+    a[0].zero_()
+    b.add_(a.sum())
+    return a.clone(), b.clone()
+
+
+@_case(
+    lambda: (lambda x: (x.t(), x[:, 1]))(_ar(3, 2)),
+    "aliased_inputs",
+    "input_mutation",
+    stock_fails=True,
+    stock_fails_reason=_ALIASED_INPUTS_REASON,
+)
+def transposed_input_and_a_column_of_it(a, b):
+    a[0].zero_()
+    b.add_(a.sum())
+    return a * 1, b * 1
+
+
 if __name__ == "__main__":  # pragma: no cover
     for c in PROGRAMS:
         mark = f"  [stock fails: {c.stock_fails_reason}]" if c.stock_fails else ""
