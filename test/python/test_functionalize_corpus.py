@@ -57,7 +57,8 @@ def test_corpus_shape() -> None:
     assert len(names) >= 60
     assert len(set(names)) == len(names), "case names must be unique"
     marked = [c.name for c in PROGRAMS if c.stock_fails]
-    assert len(marked) <= 5, f"too many cases marked stock_fails: {marked}"
+    # The stock oracle must keep covering the bulk of the corpus.
+    assert len(marked) <= len(names) // 10, f"too many cases marked stock_fails: {marked}"
     assert any(c.inference_mode for c in PROGRAMS)
 
 
