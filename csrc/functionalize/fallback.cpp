@@ -148,7 +148,18 @@ void run_inplace_view(const c10::OperatorHandle& op, const OpClass& c, torch::ji
   torch::jit::Stack view_stack(stack->end() - num_args, stack->end());
   torch::jit::drop(*stack, num_args);
   c.functional->callBoxed(view_stack);  // re-enters the fallback as a view
-  functional_impl(self)->become(*functional_impl(view_stack[0].toTensor()));
+  FunctionalTensorImpl* self_impl = functional_impl(self);
+  FunctionalTensorImpl* result = functional_impl(view_stack[0].toTensor());
+  if (result->alias() == self_impl->alias()) {
+    self_impl->become(*result);
+  } else {
+    // resize_/resize_as_: the out-of-place variant makes a new tensor, not a
+    // view. A base takes it as its new value (written back to an input); a
+    // view cannot change shape inside its base.
+    TORCH_CHECK(self_impl->views().empty(), "fxinplace.functionalize: ", op_name(op),
+                " changes the shape of a view; only a tensor that is not a view can be resized");
+    self_impl->replace_base(result->value());
+  }
   stack->push_back(self);
 }
 

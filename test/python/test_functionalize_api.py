@@ -245,3 +245,35 @@ def test_fxinplace_functionalize_is_only_offered_for_inference_model_graphs() ->
 
     with pytest.raises(ValueError, match="gpt2/llama inference graphs"):
         graphs.build("gpt2", with_training_step=True, functionalize="fxinplace")
+
+
+def test_write_through_as_strided_of_a_view_is_a_clear_error() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y[1:].as_strided((2,), (2,), 1).add_(1)
+        return y
+
+    with pytest.raises(
+        RuntimeError, match=r"aten::add_\.Tensor writes through as_strided\(\) applied to another view"
+    ):
+        fxinplace.functionalize(f)(torch.zeros(6))
+
+
+def test_resizing_a_view_is_a_clear_error() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y[1:].resize_(10)
+        return y
+
+    with pytest.raises(RuntimeError, match=r"aten::resize_ changes the shape of a view"):
+        fxinplace.functionalize(f)(torch.zeros(6))
+
+
+def test_resizing_an_input_without_writing_it_resizes_the_input() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        x.resize_(2)
+        return x * 1
+
+    x, y = torch.arange(4.0), torch.arange(4.0)
+    assert torch.equal(fxinplace.functionalize(f)(x), f(y))
+    assert x.shape == y.shape == (2,) and torch.equal(x, y)
