@@ -8,14 +8,16 @@
 Two measurements, for each implementation in --impls (stock: torch.func.functionalize;
 fxinplace: fxinplace.functionalize, skipped with a message where it does not exist yet):
 
-1. Trace time of ``make_fx(impl(f, remove=...))(*args)`` (tracing_mode "real": the
-   real ops run too, identically for every implementation), median of --repeat runs
+1. Trace time of ``make_fx(impl(f, remove=...))(*args)`` (tracing_mode "real" unless
+   said otherwise: the real ops run too, identically for every implementation), median of --repeat runs
    (fewer once one implementation's traces of one program add up to --budget
    seconds), the implementations' runs interleaved so that background load hits them
    alike:
    * GPT-2 small (transformers ``GPT2LMHeadModel(GPT2Config())``, 12 layers, 768 wide,
      eager attention, random weights, eval mode, under ``torch.no_grad()``),
      ``ids -> model(ids, attention_mask=ones).logits`` on a (1, --seq-len) batch;
+   * the same model with its parameters as inputs (``torch.func.functional_call``),
+     traced with tracing_mode "fake", as compilers trace models;
    * a synthetic program of ~--ops ATen ops on a 4x4 tensor mixing views and in-place
      ops (see ``synthetic_program``); the tensors are tiny, so time is dispatch
      overhead.
@@ -180,6 +182,7 @@ class Workload:
     context: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
     ops: int = 0  # ATen ops of one plain eager run
     expected: tuple[Any, tuple] | None = None  # (output, args after) of one plain eager run
+    tracing_mode: str = "real"  # make_fx's tracing_mode
 
     def prepare(self) -> None:
         """Run the plain program once: count its ATen ops, and keep its results."""
@@ -233,7 +236,7 @@ def synthetic_workload(n_ops: int) -> Workload:
     return w
 
 
-def gpt2_workload(seq_len: int, *, tiny: bool) -> Workload:
+def _gpt2(seq_len: int, *, tiny: bool) -> tuple[torch.nn.Module, torch.Tensor, str]:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
@@ -255,6 +258,11 @@ def gpt2_workload(seq_len: int, *, tiny: bool) -> Workload:
     config.use_cache = False
     model = GPT2LMHeadModel(config).eval()
     ids = torch.randint(0, config.vocab_size, (1, seq_len), generator=torch.Generator().manual_seed(0))
+    return model, ids, label
+
+
+def gpt2_workload(seq_len: int, *, tiny: bool) -> Workload:
+    model, ids, label = _gpt2(seq_len, tiny=tiny)
 
     def logits(input_ids: torch.Tensor) -> torch.Tensor:
         # Eager attention and an explicit all-ones mask: SDPA attention inspects the mask's
@@ -263,6 +271,31 @@ def gpt2_workload(seq_len: int, *, tiny: bool) -> Workload:
         return model(input_ids, attention_mask=torch.ones_like(input_ids), use_cache=False).logits
 
     w = Workload(f"{label}, seq {seq_len}", logits, lambda: (ids.clone(),), context=torch.no_grad)
+    w.prepare()
+    return w
+
+
+def gpt2_params_workload(seq_len: int, *, tiny: bool) -> Workload:
+    """GPT-2 with its parameters as inputs (torch.func.functional_call), traced with fake
+    tensors: the way compilers trace a model, and the setting where make_fx's own per-node
+    work is smallest next to functionalization's."""
+    model, ids, label = _gpt2(seq_len, tiny=tiny)
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    names = list(state)
+    weights = tuple(t.detach() for t in state.values())
+
+    def logits(*flat: torch.Tensor) -> torch.Tensor:
+        tensors = dict(zip(names, flat[:-1], strict=True))
+        kwargs = {"attention_mask": torch.ones_like(flat[-1]), "use_cache": False}
+        return torch.func.functional_call(model, tensors, (flat[-1],), kwargs).logits
+
+    w = Workload(
+        f"{label}, seq {seq_len}, parameters as inputs, fake tracing",
+        logits,
+        lambda: (*weights, ids.clone()),
+        context=torch.no_grad,
+        tracing_mode="fake",
+    )
     w.prepare()
     return w
 
@@ -327,7 +360,7 @@ def trace_once(impl: Functionalize | None, w: Workload, remove: str, timeout: fl
     gc.collect()
     with w.context(), time_limit(timeout):
         t = time.perf_counter()
-        gm = make_fx(w.fn if impl is None else impl(w.fn, remove=remove))(*args)
+        gm = make_fx(w.fn if impl is None else impl(w.fn, remove=remove), tracing_mode=w.tracing_mode)(*args)
         return time.perf_counter() - t, gm
 
 
@@ -490,7 +523,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not ns.no_gpt2:
         t = time.perf_counter()
         workloads.append(gpt2_workload(ns.seq_len, tiny=ns.quick))
-        log(f"built {workloads[-1].name} and ran it once in {time.perf_counter() - t:.1f} s")
+        workloads.append(gpt2_params_workload(ns.seq_len, tiny=ns.quick))
+        log(f"built GPT-2 ({workloads[-1].name}) and ran it twice in {time.perf_counter() - t:.1f} s")
     synthetic = synthetic_workload(ns.ops)
     workloads.append(synthetic)
     log(f"synthetic program: {synthetic.ops} ATen ops")
