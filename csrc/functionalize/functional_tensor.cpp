@@ -21,6 +21,7 @@ FunctionalTensorImpl::FunctionalTensorImpl(at::Tensor value, std::shared_ptr<Ali
     : c10::TensorImpl(c10::Storage(alias->storage()), wrapper_keys(value), value.dtype()),
       value_(std::move(value)),
       layout_(std::move(layout)),
+      device_(value_.device()),
       alias_(std::move(alias)),
       views_(std::move(views)),
       generation_(generation) {
@@ -85,7 +86,7 @@ bool FunctionalTensorImpl::is_strides_like_custom(at::MemoryFormat memory_format
 c10::SymBool FunctionalTensorImpl::sym_is_non_overlapping_and_dense_custom() const {
   return metadata().unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense();
 }
-c10::Device FunctionalTensorImpl::device_custom() const { return value_.device(); }
+c10::Device FunctionalTensorImpl::device_custom() const { return device_; }
 c10::Layout FunctionalTensorImpl::layout_impl() const { return value_.layout(); }
 
 c10::intrusive_ptr<c10::TensorImpl> FunctionalTensorImpl::shallow_copy_and_detach(

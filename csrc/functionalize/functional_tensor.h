@@ -71,6 +71,9 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   // and is contiguous; composite ops (contiguous(), reshape) must still see the
   // view's eager strides, or they would alias where eager copies.
   at::Tensor layout_;
+  // Every value of an alias lives on one device; asking a fake value each time
+  // would call into Python.
+  c10::Device device_;
   std::shared_ptr<AliasState> alias_;
   ViewChain views_;
   uint64_t generation_;
