@@ -6,7 +6,7 @@
     python benchmarks/bench_functionalize.py --markdown benchmarks/functionalize_results.md
 
 Two measurements, for each implementation in --impls (stock: torch.func.functionalize;
-fxinplace: fxinplace.functionalize, skipped with a message where it does not exist yet):
+fxinplace: fxinplace.functionalize):
 
 1. Trace time of ``make_fx(impl(f, remove=...))(*args)`` (tracing_mode "real" unless
    said otherwise: the real ops run too, identically for every implementation), median of --repeat runs
@@ -42,12 +42,10 @@ import datetime
 import gc
 import os
 import platform
-import signal
 import statistics
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +54,15 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils._python_dispatch import TorchDispatchMode
 from tqdm import tqdm
 
-IMPLS = ("stock", "fxinplace")
+import fxinplace
+from fxinplace.cli import TimeLimitExceeded, fmt_seconds, markdown_table, time_limit
+
 REMOVE_CHOICES = ("mutations", "mutations_and_views")
 DEFAULT_OPS = 10_000
 QUICK_OPS = 500
 ROWS = 4  # the synthetic program's tensor is ROWS x ROWS
 Functionalize = Callable[..., Callable[..., Any]]
+IMPLS: dict[str, Functionalize] = {"stock": torch.func.functionalize, "fxinplace": fxinplace.functionalize}
 
 
 def log(msg: str) -> None:
@@ -71,76 +72,8 @@ def log(msg: str) -> None:
 # --------------------------------------------------------------------------- helpers
 
 
-class TraceTimeout(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise TraceTimeout in the main thread after `seconds` (SIGALRM; no-op elsewhere).
-
-    The signal is handled between Python bytecodes; make_fx runs Python for every op,
-    so a long trace is interrupted within an op or so.
-    """
-    usable = (
-        seconds is not None
-        and seconds > 0
-        and hasattr(signal, "SIGALRM")
-        and threading.current_thread() is threading.main_thread()
-    )
-    if not usable:
-        yield
-        return
-
-    def _raise(signum: int, frame: Any) -> None:
-        raise TraceTimeout(f"over {seconds:.0f} s")
-
-    old = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
-    return "\n".join([line, rule, *body])
-
-
-def fmt_seconds(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 1:
-        return f"{s * 1000:.1f} ms"
-    return f"{s:.2f} s"
-
-
 def fmt_ratio(num: float | None, den: float | None) -> str:
     return f"{num / den:.2f}x" if num is not None and den else "-"
-
-
-def resolve_impls(names: Sequence[str]) -> dict[str, Functionalize]:
-    impls: dict[str, Functionalize] = {}
-    for name in names:
-        if name == "stock":
-            impls[name] = torch.func.functionalize
-            continue
-        try:
-            import fxinplace
-        except Exception as e:  # a broken build must not stop the stock measurements
-            log(f"skipping fxinplace: `import fxinplace` failed ({type(e).__name__}: {e})")
-            continue
-        fn = getattr(fxinplace, "functionalize", None)
-        if fn is None:
-            log("skipping fxinplace: fxinplace.functionalize does not exist (yet)")
-            continue
-        impls[name] = fn
-    return impls
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -346,7 +279,7 @@ def _inplace_nodes(gm: torch.fx.GraphModule) -> int:
 
 
 def _record_error(cell: Cell, label: str, e: BaseException, failures: list[str]) -> None:
-    if isinstance(e, TraceTimeout):
+    if isinstance(e, TimeLimitExceeded):
         cell.status, cell.error = "timeout", str(e)
     else:
         cell.status, cell.error = "error", f"{type(e).__name__}: {e}"
@@ -459,7 +392,7 @@ def warm_up(impls: dict[str, Functionalize], remove: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--impls", nargs="+", choices=IMPLS, default=list(IMPLS), help="implementations to measure (both)"
+        "--impls", nargs="+", choices=list(IMPLS), default=list(IMPLS), help="implementations (both)"
     )
     parser.add_argument(
         "--ops", type=int, help=f"ATen ops of the synthetic program ({DEFAULT_OPS}; --quick {QUICK_OPS})"
@@ -507,10 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     failures: list[str] = []
-    impls = resolve_impls(ns.impls)
-    if not impls:
-        log("no implementation to measure")
-        return 1
+    impls = {name: IMPLS[name] for name in ns.impls}
     traced: dict[str | None, Functionalize | None] = dict(impls)
     if ns.trace_baseline:
         traced = {None: None, **traced}

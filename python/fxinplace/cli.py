@@ -38,7 +38,7 @@ from fxinplace import graphs
 __all__ = [
     "Comparison",
     "PassRun",
-    "StockTimeout",
+    "TimeLimitExceeded",
     "compare",
     "count_inplace",
     "count_scatters",
@@ -137,13 +137,13 @@ def recompile_time(gm: GraphModule, runs: int = 3) -> float:
     return statistics.median(times)
 
 
-class StockTimeout(Exception):
+class TimeLimitExceeded(Exception):
     pass
 
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise StockTimeout in the main thread after `seconds` (SIGALRM; no-op elsewhere)."""
+    """Raise TimeLimitExceeded in the main thread after `seconds` (SIGALRM; no-op elsewhere)."""
     usable = seconds is not None and hasattr(signal, "SIGALRM")
     if usable:
         import threading
@@ -154,7 +154,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         return
 
     def _raise(signum: int, frame: Any) -> None:
-        raise StockTimeout(f"over {seconds:.0f} s")
+        raise TimeLimitExceeded(f"over {seconds:.0f} s")
 
     old = signal.signal(signal.SIGALRM, _raise)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -229,7 +229,7 @@ def _run_pass(
         try:
             with time_limit(limit):
                 result = fn(gm, *args)
-        except StockTimeout as e:
+        except TimeLimitExceeded as e:
             return PassRun(status="timeout", seconds=time.perf_counter() - t, error=str(e)), None
         except Exception as e:
             return (
