@@ -106,13 +106,13 @@ def _shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.untyped_storage()._cdata == b.untyped_storage()._cdata
 
 
-def _describe(x: Any) -> str:
+def describe(x: Any) -> str:
     if isinstance(x, torch.Tensor):
         return f"tensor(shape={tuple(x.shape)}, dtype={x.dtype}, values={x.detach().flatten()[:16].tolist()})"
     return repr(x)
 
 
-def _values_equal(a: Any, b: Any) -> str | None:
+def values_equal(a: Any, b: Any) -> str | None:
     """``None`` when ``a`` and ``b`` agree; otherwise a short reason."""
     if isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor):
         return f"type mismatch: {type(a).__name__} vs {type(b).__name__}"
@@ -129,7 +129,7 @@ def _values_equal(a: Any, b: Any) -> str | None:
     if a.is_floating_point() or a.is_complex():
         if torch.allclose(a, b, rtol=1.3e-6, atol=1e-5, equal_nan=True):
             return None
-    return f"values differ: {_describe(a)} vs {_describe(b)}"
+    return f"values differ: {describe(a)} vs {describe(b)}"
 
 
 def _input_alias_sets(out_leaves: Sequence[Any], args: Sequence[Any]) -> list[frozenset[int] | None]:
@@ -187,11 +187,11 @@ def _compare(label: str, run: _Run, eager: _Run, oracle: _Run | None) -> list[st
         problems.append(f"{label}: output structure {run.out_spec} differs from eager's {eager.out_spec}")
         return problems
     for i, (got, want) in enumerate(zip(run.out_leaves, eager.out_leaves, strict=True)):
-        why = _values_equal(got, want)
+        why = values_equal(got, want)
         if why is not None:
             problems.append(f"{label}: output[{i}] differs from eager: {why}")
     for i, (got, want) in enumerate(zip(run.args_after, eager.args_after, strict=True)):
-        why = _values_equal(got, want)
+        why = values_equal(got, want)
         if why is not None:
             problems.append(f"{label}: input[{i}] post-state differs from eager: {why}")
     if oracle is not None and oracle.out_spec == run.out_spec:

@@ -37,9 +37,12 @@ from typing import Any
 
 import torch
 import torch.fx
+from differential import values_equal
 from functionalize_corpus import FunctionalizeCase
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
+
+import fxinplace
 
 __all__ = [
     "REMOVE_MODES",
@@ -49,8 +52,8 @@ __all__ = [
     "check_functionalize",
     "format_problems",
     "graph_problems",
-    "impl_name_from_env",
-    "resolve_impl",
+    "IMPL",
+    "IMPL_NAME",
     "stock_fails",
 ]
 
@@ -79,32 +82,13 @@ def _snapshot(x: Any) -> Any:
     return x.detach().clone() if isinstance(x, torch.Tensor) else x
 
 
-def _describe(x: Any) -> str:
-    if isinstance(x, torch.Tensor):
-        vals = x.detach().flatten()[:16].tolist()
-        return f"tensor(shape={tuple(x.shape)}, dtype={x.dtype}, values[:16]={vals})"
-    return repr(x)
-
-
 def _values_equal(got: Any, want: Any) -> str | None:
-    """``None`` when ``got`` and ``want`` agree; otherwise a short reason."""
-    if isinstance(got, torch.Tensor) != isinstance(want, torch.Tensor):
+    """``differential.values_equal``, and non-tensor leaves must also have the same type
+    (an ``int`` where eager returns a ``bool`` is a difference)."""
+    both_plain = not isinstance(got, torch.Tensor) and not isinstance(want, torch.Tensor)
+    if both_plain and type(got) is not type(want):
         return f"type {type(got).__name__} != {type(want).__name__}"
-    if not isinstance(got, torch.Tensor):
-        return None if type(got) is type(want) and got == want else f"{got!r} != {want!r}"
-    if got.shape != want.shape:
-        return f"shape {tuple(got.shape)} != {tuple(want.shape)}"
-    if got.dtype != want.dtype:
-        return f"dtype {got.dtype} != {want.dtype}"
-    if got.device != want.device:
-        return f"device {got.device} != {want.device}"
-    if torch.equal(got, want):
-        return None
-    if (got.is_floating_point() or got.is_complex()) and torch.allclose(
-        got, want, rtol=1.3e-6, atol=1e-5, equal_nan=True
-    ):
-        return None
-    return f"values differ: got {_describe(got)}, want {_describe(want)}"
+    return values_equal(got, want)
 
 
 def _storage_ptr(t: torch.Tensor) -> int | None:
@@ -390,19 +374,10 @@ def impl_name_from_env() -> str:
     return name
 
 
-def resolve_impl(name: str) -> FunctionalizeImpl:
-    """The implementation under test: ``fxinplace.functionalize`` or ``torch.func.functionalize``."""
-    if name == "stock":
-        return torch.func.functionalize
-    import fxinplace
-
-    impl = getattr(fxinplace, "functionalize", None)
-    if impl is None:
-        raise RuntimeError(
-            f"fxinplace.functionalize does not exist (yet); set {IMPL_ENV}=stock to run the "
-            "harness against torch.func.functionalize"
-        )
-    return impl
+IMPL_NAME = impl_name_from_env()
+#: The implementation under test: fxinplace.functionalize, or torch.func.functionalize
+#: with $FXINPLACE_FUNCTIONALIZE_IMPL=stock (to validate the harness itself).
+IMPL: FunctionalizeImpl = torch.func.functionalize if IMPL_NAME == "stock" else fxinplace.functionalize
 
 
 def stock_fails(case: FunctionalizeCase, remove: str) -> bool:

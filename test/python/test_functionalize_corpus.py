@@ -16,32 +16,22 @@ import pytest
 import torch
 from functionalize_corpus import PROGRAMS, FunctionalizeCase, case_by_name
 from functionalize_differential import (
+    IMPL,
+    IMPL_NAME,
     REMOVE_MODES,
     check_functionalize,
     format_problems,
-    impl_name_from_env,
-    resolve_impl,
     stock_fails,
 )
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace  # noqa: F401 - the package under test (fxinplace.functionalize)
 
-IMPL_NAME = impl_name_from_env()
-
-
-@pytest.fixture(scope="module")
-def impl():
-    try:
-        return resolve_impl(IMPL_NAME)
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-
 
 @pytest.mark.parametrize("remove", REMOVE_MODES)
 @pytest.mark.parametrize("case", PROGRAMS, ids=lambda c: c.name)
-def test_functionalize_case(case: FunctionalizeCase, remove: str, impl) -> None:
-    problems = check_functionalize(case, impl, remove)
+def test_functionalize_case(case: FunctionalizeCase, remove: str) -> None:
+    problems = check_functionalize(case, IMPL, remove)
     if IMPL_NAME == "stock" and stock_fails(case, remove):
         if not problems:
             pytest.fail(f"{case.name} is marked stock_fails for remove={remove!r} but stock passes")

@@ -18,25 +18,16 @@ import os
 import pytest
 from functionalize_corpus import FunctionalizeCase
 from functionalize_differential import (
+    IMPL,
+    IMPL_NAME,
     REMOVE_MODES,
     check_functionalize,
     format_problems,
-    impl_name_from_env,
-    resolve_impl,
 )
 
 from fxinplace.testing.program_gen import GeneratedProgram, generate
 
 GEN_COUNT = int(os.environ.get("FXINPLACE_FUNCTIONALIZE_GEN_COUNT", "60"))
-IMPL_NAME = impl_name_from_env()
-
-
-@pytest.fixture(scope="module")
-def impl():
-    try:
-        return resolve_impl(IMPL_NAME)
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
 
 
 @functools.cache
@@ -46,7 +37,7 @@ def _program(seed: int) -> GeneratedProgram:
 
 @pytest.mark.parametrize("remove", REMOVE_MODES)
 @pytest.mark.parametrize("seed", range(GEN_COUNT))
-def test_functionalize_random_program(seed: int, remove: str, impl) -> None:
+def test_functionalize_random_program(seed: int, remove: str) -> None:
     program = _program(seed)
     case = FunctionalizeCase(f"gen_seed_{seed}", program.fn, program.make_args)
     # torch.func.functionalize leaves aten::matmul's internal view/expand nodes in
@@ -54,7 +45,7 @@ def test_functionalize_random_program(seed: int, remove: str, impl) -> None:
     # matmul_batched_views); the generator emits batched matmuls, so tolerate exactly
     # those when validating the harness with the stock implementation.
     problems = check_functionalize(
-        case, impl, remove, check_stock=False, tolerate_matmul_views=IMPL_NAME == "stock"
+        case, IMPL, remove, check_stock=False, tolerate_matmul_views=IMPL_NAME == "stock"
     )
     assert not problems, format_problems(
         case, remove, problems, extra=f"---- program (seed {seed}) ----\n{program.source}"
