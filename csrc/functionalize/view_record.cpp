@@ -118,9 +118,25 @@ at::Tensor ViewRecord::slice_piece_back(const at::Tensor& base, const at::Tensor
 // Any other view of a strided tensor is a set of elements of the base's
 // storage: measure it, then scatter with as_strided_scatter, which addresses
 // the same storage layout (it clones the base preserving strides and offset).
+namespace {
+
+// `replay` applied to a dataless meta tensor with `base`'s layout: where a
+// view lands in `base`'s storage. No data is touched and Python keys are
+// excluded, so no proxy/fake mode records it.
+template <typename Replay>
+at::Tensor replay_on_meta(const at::Tensor& base, Replay&& replay) {
+  c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks |
+                                              c10::DispatchKeySet(c10::DispatchKey::PythonDispatcher));
+  int64_t extent = base.storage_offset() + 1;
+  for (int64_t d = 0; d < base.dim(); ++d) extent += std::max<int64_t>(base.size(d) - 1, 0) * base.stride(d);
+  at::Tensor storage = at::empty({extent}, base.options().device(c10::kMeta));
+  return replay(storage.as_strided(base.sizes(), base.strides(), base.storage_offset()));
+}
+
+}  // namespace
+
 at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Tensor& mutated_view) const {
-  auto self = std::shared_ptr<const ViewRecord>(this, [](const ViewRecord*) {});
-  at::Tensor shadow = measure_on_meta(base, ViewChain{self});
+  at::Tensor shadow = replay_on_meta(base, [this](const at::Tensor& t) { return forward(t, true); });
   TORCH_CHECK(shadow.scalar_type() == base.scalar_type(), "fxinplace.functionalize: cannot write through ",
               op_->name, ": the view has another dtype than its base");
   return at::as_strided_scatter(base, mutated_view, shadow.sizes(), shadow.strides(),
@@ -128,14 +144,10 @@ at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Ten
 }
 
 at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {
-  c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks |
-                                              c10::DispatchKeySet(c10::DispatchKey::PythonDispatcher));
-  int64_t extent = base.storage_offset() + 1;
-  for (int64_t d = 0; d < base.dim(); ++d) extent += std::max<int64_t>(base.size(d) - 1, 0) * base.stride(d);
-  at::Tensor storage = at::empty({extent}, base.options().device(c10::kMeta));
-  at::Tensor current = storage.as_strided(base.sizes(), base.strides(), base.storage_offset());
-  for (const auto& record : views) current = record->forward(current, /*reapply_views=*/true);
-  return current;
+  return replay_on_meta(base, [&views](at::Tensor current) {
+    for (const auto& record : views) current = record->forward(current, /*reapply_views=*/true);
+    return current;
+  });
 }
 
 at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated_view,
