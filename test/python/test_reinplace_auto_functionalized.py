@@ -1,21 +1,34 @@
 """auto_functionalized_v2 (custom mutable ops): the clones of bases nobody reads afterwards go away.
 
-Graphs come from torch's own machinery (FunctionalTensorMode under make_fx), and every
-test runs the re-inplaced graph against eager execution: outputs and input mutations.
+Every test runs the re-inplaced graph against eager execution: outputs and input
+mutations (helpers and the custom ops in afv2_testing.py).
 """
 
 from __future__ import annotations
 
 import operator
-import os
 
 import pytest
 import torch
-import torch.utils._pytree as pytree
-from torch._subclasses.functional_tensor import (
-    FunctionalTensor,
-    FunctionalTensorMode,
-    dispatch_functionalize,
+from afv2_testing import (
+    ADD_ONE,
+    AFV2,
+    LIST,
+    SCALE_RET,
+    TWO,
+    add_one_,
+    afv2_nodes,
+    aten,
+    check_eager,
+    clones_every_base,
+    count,
+    decision,
+    list_,
+    maybe_,
+    scale_ret_,
+    trace,
+    trace_direct,
+    two_,
 )
 from torch.fx import Graph, GraphModule
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -23,145 +36,6 @@ from torch.fx.experimental.proxy_tensor import make_fx
 import fxinplace
 from fxinplace import ReinplaceInputError
 from fxinplace.reinplace import _reinplace_report
-
-AFV2 = torch.ops.higher_order.auto_functionalized_v2
-aten = torch.ops.aten
-
-
-@torch.library.custom_op("fxafv2test::add_one_", mutates_args={"x"})
-def add_one_(x: torch.Tensor) -> None:
-    x.add_(1)
-
-
-@torch.library.custom_op("fxafv2test::two_", mutates_args={"x", "y"})
-def two_(x: torch.Tensor, y: torch.Tensor, alpha: float) -> None:
-    x.add_(alpha)
-    y.mul_(2)
-
-
-@torch.library.custom_op("fxafv2test::scale_ret_", mutates_args={"x"})
-def scale_ret_(x: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
-    out = x * other
-    x.add_(other)
-    return out
-
-
-@scale_ret_.register_fake
-def _(x, other):
-    return torch.empty_like(x)
-
-
-@torch.library.custom_op("fxafv2test::list_", mutates_args={"xs"})
-def list_(xs: list[torch.Tensor]) -> None:
-    for i, x in enumerate(xs):
-        x.add_(i + 1)
-
-
-@torch.library.custom_op("fxafv2test::maybe_", mutates_args={"x"})
-def maybe_(x: torch.Tensor | None, y: torch.Tensor) -> None:
-    if x is not None:
-        x.add_(y)
-
-
-ADD_ONE = torch.ops.fxafv2test.add_one_.default
-TWO = torch.ops.fxafv2test.two_.default
-SCALE_RET = torch.ops.fxafv2test.scale_ret_.default
-LIST = torch.ops.fxafv2test.list_.default
-MAYBE = torch.ops.fxafv2test.maybe_.default
-
-
-# ----------------------------------------------------------------------------
-# Helpers
-
-
-def _functionalize_with_copy_back(fn):
-    """dispatch_functionalize, plus the `copy_` of each mutated input's new value
-    back into it (as AOTAutograd emits), so the graph mutates its inputs as eager does."""
-
-    def inner(*args):
-        exclude = torch._C._ExcludeDispatchKeyGuard(
-            torch._C.DispatchKeySet(torch._C.DispatchKey.Functionalize)
-        )
-        with exclude:
-            with FunctionalTensorMode():
-                fargs = [
-                    FunctionalTensor.to_functional(a) if isinstance(a, torch.Tensor) else a for a in args
-                ]
-                out = fn(*fargs)
-
-                def from_fun(t):
-                    torch._sync(t)
-                    return torch._from_functional_tensor(t.elem)
-
-                outs = pytree.tree_map_only(FunctionalTensor, from_fun, out)
-                new_values = []
-                for fa in fargs:
-                    mutated = isinstance(fa, FunctionalTensor) and (
-                        torch._sync(fa) or torch._functionalize_has_data_mutation(fa.elem)
-                    )
-                    new_values.append(from_fun(fa) if mutated else None)
-            for a, new in zip(args, new_values, strict=True):
-                if new is not None:
-                    a.copy_(new)
-        return outs
-
-    return inner
-
-
-def clones_every_base(node) -> bool:
-    """The node still clones all its bases (no _only_clone_these_bases, or one listing every base)."""
-    only = node.kwargs.get("_only_clone_these_bases")
-    return only is None or set(only) == set(range(len(node.kwargs["_all_bases"])))
-
-
-def trace(fn, *args, copy_back=False):
-    inner = (
-        _functionalize_with_copy_back(fn) if copy_back else dispatch_functionalize(fn, FunctionalTensorMode())
-    )
-    return make_fx(inner)(*args)
-
-
-def trace_direct(fn, *args):
-    """make_fx of a function that calls auto_functionalized_v2 itself (hand-written AFv2 uses)."""
-    return make_fx(fn)(*args)
-
-
-def _clone_args(args):
-    return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-
-
-def _assert_same(got, expected):
-    got_leaves, expected_leaves = pytree.tree_leaves(got), pytree.tree_leaves(expected)
-    assert len(got_leaves) == len(expected_leaves)
-    for g, e in zip(got_leaves, expected_leaves, strict=True):
-        if isinstance(e, torch.Tensor):
-            assert isinstance(g, torch.Tensor)
-            torch.testing.assert_close(g, e, rtol=0, atol=0)
-        else:
-            assert g == e
-
-
-def check_eager(fn, gm, args, *, inputs_mutated=True):
-    """Runs gm and fn on copies of args: same outputs; same input mutations
-    (inputs_mutated=False: gm was traced without the copy back, so inputs stay as they were)."""
-    eager_args, graph_args = _clone_args(args), _clone_args(args)
-    _assert_same(gm(*graph_args), fn(*eager_args))
-    _assert_same(graph_args, eager_args if inputs_mutated else args)
-
-
-def count(gm, target):
-    return sum(1 for n in gm.graph.nodes if n.op == "call_function" and n.target is target)
-
-
-def afv2_nodes(gm):
-    return [n for n in gm.graph.nodes if n.op == "call_function" and n.target is AFV2]
-
-
-def decision(report, name):
-    found = [d for d in report.decisions if d.node == name]
-    assert len(found) == 1, report.decisions
-    return found[0]
-
 
 # ----------------------------------------------------------------------------
 # (a) clone, op on a slice of the clone, return the clone
@@ -738,129 +612,6 @@ def test_explain_mentions_the_reason():
     assert "auto_functionalized_v2: keep: every base still cloned: base 0 (add)" in text
 
 
-# ----------------------------------------------------------------------------
-# Random programs: custom mutable ops on views of clones, intermediates and
-# inputs, mixed with reads and functional ops; always compared with eager.
-
-RANDOM_COUNT = int(os.environ.get("FXINPLACE_GEN_COUNT", "60"))
-
-_VIEWS = [
-    ("whole", lambda t: t),
-    ("tail", lambda t: t[1:]),
-    ("head", lambda t: t[:2]),
-    ("row", lambda t: t[1]),
-    ("col", lambda t: t[:, 1]),
-    ("t", lambda t: t.t()),
-    ("strided", lambda t: t[:, ::2]),
-]
-
-
-_ENCODINGS = [
-    lambda p, i: {f"{p}_base_index": i},
-    lambda p, i: {f"{p}_base_index": i, f"{p}_alias": True},
-    lambda p, i: {f"{p}_base_index": i, f"{p}_slice_dim": 0, f"{p}_slice_start": 1, f"{p}_slice_end": 3},
-    lambda p, i: {f"{p}_base_index": i, f"{p}_size": (2, 2), f"{p}_stride": (4, 2), f"{p}_storage_offset": 1},
-]
-
-
-def _random_program(seed: int):
-    """A function of two (3, 4) inputs, with its steps as text for failure messages."""
-    import random
-
-    rng = random.Random(seed)
-    steps: list[tuple] = []
-    roots = [0, 1]  # which memory each variable lives in; v0, v1 are the inputs
-    for _ in range(rng.randint(3, 9)):
-        kind = rng.choice(
-            ["new", "new", "view", "one", "one", "two", "ret", "read", "list", "direct", "direct"]
-        )
-        a, b = rng.randrange(len(roots)), rng.randrange(len(roots))
-        va, vb = rng.randrange(len(_VIEWS)), rng.randrange(len(_VIEWS))
-        if kind == "new":
-            steps.append(("new", a, rng.choice(["clone", "mul", "add"]), b))
-            roots.append(len(roots))
-        elif kind == "view":
-            steps.append(("view", a, rng.choice(["slice", "view", "tt"])))
-            roots.append(roots[a])
-        elif kind in ("one", "read"):
-            steps.append((kind, a, va, b, vb))
-        elif kind in ("two", "list"):
-            # Two mutated arguments in one memory would be an invalid call.
-            distinct = roots[a] != roots[b]
-            steps.append((kind, a, va, b, vb, rng.choice([0.5, 2.0]), distinct))
-        elif kind == "direct":
-            # auto_functionalized_v2 called by hand: functional, so the old value
-            # of its bases may still be read afterwards.
-            enc_a, enc_b = rng.randrange(len(_ENCODINGS)), rng.randrange(len(_ENCODINGS))
-            steps.append(("direct", a, enc_a, b, enc_b, rng.random() < 0.5))
-            roots.append(len(roots))
-            roots.append(len(roots))
-        else:
-            steps.append(("ret", a, va, b))
-            roots.append(len(roots))
-    num_vars = len(roots)
-    returned = rng.sample(range(num_vars), k=min(num_vars, rng.randint(1, 3)))
-
-    def fn(x, y):
-        vs = [x, y]
-        reads = []
-        for step in steps:
-            kind = step[0]
-            if kind == "new":
-                _, a, how, b = step
-                src, other = vs[a], vs[b]
-                vs.append(src.clone() if how == "clone" else src * 2 if how == "mul" else src + other)
-            elif kind == "view":  # a full-size alias of another variable
-                _, a, which = step
-                t = vs[a]
-                vs.append(t[:] if which == "slice" else t.view(3, 4) if which == "view" else t.t().t())
-            elif kind == "direct":
-                _, a, enc_a, b, enc_b, two = step
-                if two:
-                    kw = {"alpha": 0.5, **_ENCODINGS[enc_a]("_x", 0), **_ENCODINGS[enc_b]("_y", 1)}
-                    out = AFV2(TWO, **kw, _all_bases=[vs[a], vs[b]])
-                    vs.extend([out[1], out[2]])
-                else:
-                    out = AFV2(ADD_ONE, **_ENCODINGS[enc_a]("_x", 0), _all_bases=[vs[a]])
-                    vs.extend([out[1], out[1] * 2])
-            elif kind == "ret":
-                _, a, va, b = step
-                target = vs[a] if va % 2 else vs[a][:]
-                vs.append(scale_ret_(target, torch.full((3, 4), b + 1.0)))
-            else:
-                _, a, va, b, vb = step[:5]
-                ta, tb = _VIEWS[va][1](vs[a]), _VIEWS[vb][1](vs[b])
-                if kind == "one":
-                    add_one_(ta)
-                elif kind == "read":
-                    reads.append(ta.sum() + tb.mean())
-                elif kind == "list":
-                    list_([ta, tb] if step[6] else [ta])
-                elif step[6]:
-                    two_(ta, tb, step[5])
-        return [vs[i] * 1 for i in returned] + reads
-
-    return fn, f"steps={steps}, returned={returned}"
-
-
-@pytest.mark.parametrize("seed", range(RANDOM_COUNT))
-def test_random_afv2_program(seed):
-    fn, text = _random_program(seed)
-
-    def make_args():
-        return [torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4) / 7]
-
-    for copy_back in (True, False):
-        gm = trace(fn, *make_args(), copy_back=copy_back)
-        before = count(gm, aten.clone.default)
-        try:
-            fxinplace.reinplace(gm, *make_args())
-            check_eager(fn, gm, make_args(), inputs_mutated=copy_back)
-        except Exception as e:
-            raise AssertionError(f"seed {seed} copy_back={copy_back}: {text}\n{gm.code}") from e
-        assert count(gm, aten.clone.default) <= before
-
-
 def test_node_that_still_clones_everything_is_left_unchanged_and_retraceable():
     # torch 2.13's fake rule for auto_functionalized_v2 breaks on an explicit
     # _only_clone_these_bases; a node whose bases all stay cloned keeps its
@@ -879,35 +630,3 @@ def test_node_that_still_clones_everything_is_left_unchanged_and_retraceable():
     retraced = make_fx(gm, tracing_mode="fake")(x)
     assert len(afv2_nodes(retraced)) == 1
     check_eager(f, gm, [x])
-
-
-def _seeds_without_direct_calls(count: int) -> list[int]:
-    """The first `count` seeds whose programs do not call auto_functionalized_v2 by hand
-    (only functional graphs may: fxinplace.functionalize sees the custom ops themselves)."""
-    seeds: list[int] = []
-    seed = 0
-    while len(seeds) < count:
-        if "'direct'" not in _random_program(seed)[1]:
-            seeds.append(seed)
-        seed += 1
-    return seeds
-
-
-@pytest.mark.parametrize("seed", _seeds_without_direct_calls(RANDOM_COUNT))
-def test_random_program_through_fxinplace_functionalize(seed):
-    # The whole native pipeline: fxinplace.functionalize records the custom ops as
-    # auto_functionalized_v2 (with input write-backs), fxinplace.reinplace takes
-    # the clones back out where it can; the result must still match eager.
-    fn, text = _random_program(seed)
-
-    def make_args():
-        return [torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4) / 7]
-
-    gm = make_fx(fxinplace.functionalize(fn))(*make_args())
-    before = count(gm, aten.clone.default)
-    try:
-        fxinplace.reinplace(gm, *make_args())
-        check_eager(fn, gm, make_args(), inputs_mutated=True)
-    except Exception as e:
-        raise AssertionError(f"seed {seed}: {text}\n{gm.code}") from e
-    assert count(gm, aten.clone.default) <= before
