@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# GoogleTest is only needed here (the C++ unit tests), not by the main job.
+[ -f /usr/include/gtest/gtest.h ] || bash scripts/apt_install.sh libgtest-dev
 
 cmake -S . -B build/cpp -DFXINPLACE_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/cpp -j "$(nproc)"

@@ -365,8 +365,9 @@ class Walk {
     for (NodeId j : removable) remove_scatter(j);
   }
 
-  // The scatter's users read its base from now on. Its storage joins the
-  // base's class when a view of it exists (that view now names base memory).
+  // The scatter's users read its base from now on, so its storage joins the
+  // base's class: every later read of the scatter's result (and every view of
+  // it) is a read of the base's memory.
   void remove_scatter(NodeId j) {
     Decision& d = decisions_[static_cast<size_t>(j)];
     const Node& sc = g_.at(j);
@@ -377,7 +378,7 @@ class Walk {
     rep_[static_cast<size_t>(j)] = base;
     const TensorValue* mine = value(j);
     const TensorValue* base_value = value(base);
-    if (mine && base_value && has_view_user(j)) merge(base_value->storage, mine->storage);
+    if (mine && base_value) merge(base_value->storage, mine->storage);
   }
 
   // Where a node's memory really is in the rewritten graph. A rewritten node
@@ -421,28 +422,12 @@ class Walk {
 
   const Geometry& own_geom(NodeId n) const { return g_.geometries().at(value(n)->geom); }
 
-  bool has_view_user(NodeId j) {
-    if (view_users_.empty()) {
-      view_users_.assign(g_.size(), false);
-      for (size_t k = 0; k < g_.size(); ++k) {
-        NodeId base = g_.at(static_cast<NodeId>(k)).view_of;
-        const Node& n = g_.at(static_cast<NodeId>(k));
-        if (n.kind == NodeKind::kOp && n.view == ViewKind::kSingle && base != kNoNode)
-          view_users_[static_cast<size_t>(base)] = true;
-        if (n.kind == NodeKind::kOp && n.view == ViewKind::kMulti && n.self != kNoNode)
-          view_users_[static_cast<size_t>(n.self)] = true;
-      }
-    }
-    return view_users_[static_cast<size_t>(j)];
-  }
-
   const Graph& g_;
   const std::vector<bool>& kept_;
   UnionFind storages_;
   std::vector<AliasClass> classes_;
   std::vector<NodeId> rep_;
   std::vector<Decision> decisions_;
-  std::vector<bool> view_users_;
   std::vector<LayoutUse> layout_needs_;
   std::vector<std::vector<NodeId>> layout_children_;
 };

@@ -130,6 +130,27 @@ TEST(Planner, ScatterInvertingAViewIsRemoved) {
   EXPECT_EQ(p.walks, 1);
 }
 
+// a = clone(x); v = select(a, 0, 0); f = fill(v); s = select_scatter(a, f, 0, 0)
+// m = mul(s, 2); d = add(s, 1); return m, d
+// Once `s` is removed its readers read `a`, so `m` may not write into `a`
+// while `d` still reads it (no view of `s` exists to link the two classes).
+TEST(Planner, ReadsOfARemovedScatterAreReadsOfItsBase) {
+  Builder b;
+  NodeId x = b.input({4, 4});
+  NodeId a = b.op({x}, {4, 4}, false);
+  NodeId v = b.view(a, contiguous({4}));
+  NodeId f = b.op({v}, {4});
+  NodeId s = b.select_scatter(a, f, 0, 0);
+  NodeId m = b.op({s}, {4, 4});
+  NodeId d = b.op({s}, {4, 4});
+  b.output({m, d});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, s).action, Action::kRemoveScatter);
+  EXPECT_EQ(at(p, m).reason, Reason::kUsedLater);
+  EXPECT_EQ(at(p, m).culprit, d);
+  EXPECT_EQ(at(p, d).action, Action::kInplace);
+}
+
 // a = clone(x); s = select_scatter(a, y, 0, 1); return s
 TEST(Planner, DeadBaseScatterBecomesViewPlusCopy) {
   Builder b;
