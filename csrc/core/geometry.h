@@ -3,38 +3,46 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
+#include "extent.h"
+
 namespace fxinplace::core {
 
-using Int = int64_t;
-
+// Where a tensor's elements live in its storage. Any extent may be symbolic;
+// every query then answers cautiously (may overlap, has internal overlap, not
+// the same elements) unless the answer follows from the symbols' identity.
 struct Geometry {
-  std::vector<Int> sizes;
-  std::vector<Int> strides;
-  Int offset = 0;
+  std::vector<Extent> sizes;
+  std::vector<Extent> strides;
+  Extent offset = 0;
+  // Only read when some extent is symbolic: the frontend proved the tensor
+  // non-overlapping and dense for every value of its symbols (a contiguous
+  // allocation of dynamic size, say). Known geometries are judged here.
+  bool proven_dense = false;
 
   bool operator==(const Geometry& other) const {
     return offset == other.offset && sizes == other.sizes && strides == other.strides;
   }
-  Int numel() const;
+  bool operator!=(const Geometry& other) const { return !(*this == other); }
+  bool is_known() const;
+  // nullopt when a size is symbolic or the product overflows.
+  std::optional<Int> numel() const;
   // Same elements at the same positions: equal sizes and offset, and equal
-  // strides wherever a dim has more than one element (a size-1 dim's stride
-  // never moves the address).
+  // strides wherever a dim may have more than one element (a size-1 dim's
+  // stride never moves the address).
   bool same_elements(const Geometry& other) const;
-  // ATen's notion: the elements tile one block of memory with no gaps or
-  // repeats (size-1 dims and their strides do not matter).
-  bool non_overlapping_and_dense() const;
   // False only when the two certainly touch no common element (disjoint
   // address ranges, as ATen's own overlap check decides it).
   bool may_overlap(const Geometry& other) const;
-  void for_each_address(const std::function<void(Int)>& visit) const;
   // True unless every index provably addresses its own element. Writing an
   // overlapping tensor in place is unsound.
   bool has_internal_overlap() const;
+  // ATen's notion: the elements tile one block of memory with no gaps or
+  // repeats (size-1 dims and their strides do not matter). Known geometries only.
+  bool non_overlapping_and_dense() const;
 };
 
 using GeomId = int32_t;
@@ -71,12 +79,18 @@ struct ScatterSpec {
   std::vector<Int> ints;
   std::vector<Int> sizes;
   std::vector<Int> strides;
+  // The geometry the view has on the scatter's own `self` as recorded, when
+  // the frontend worked it out (it does for symbolic bases, where the replays
+  // below cannot): exact for that base geometry only.
+  std::optional<Geometry> view_on_recorded_base;
   // False when an argument is only known at run time (a SymInt): the view
   // cannot be replayed, so the scatter never counts as its inverse.
   bool replayable = false;
   static constexpr Int kUnset = INT64_MIN;
 };
 
+// All three below work on known geometries only and answer nullopt otherwise.
+//
 // `view` was taken of a tensor laid out as `old_base`; the same logical view
 // of the same logical tensor laid out as `new_base`. Works for views that are
 // strided index maps (select, slice, permute, diagonal, expand, ...) of a
@@ -85,11 +99,10 @@ struct ScatterSpec {
 std::optional<Geometry> relocate_view(const Geometry& view, const Geometry& old_base,
                                       const Geometry& new_base);
 
-// Strides `aten::view` gives a tensor of `sizes`/`strides` reshaped to
-// `new_sizes` without copying, or nullopt where such a view is impossible.
-std::optional<std::vector<Int>> reshape_strides(const std::vector<Int>& sizes,
-                                                const std::vector<Int>& strides,
-                                                const std::vector<Int>& new_sizes);
+// Strides `aten::view` gives `tensor` reshaped to `new_sizes` without copying,
+// or nullopt where such a view is impossible or cannot be proven possible.
+std::optional<std::vector<Extent>> reshape_strides(const Geometry& tensor,
+                                                   const std::vector<Extent>& new_sizes);
 
 // The geometry the view op named by `spec` produces on `base`, or nothing if the
 // arguments are out of range for it (the view op would raise).

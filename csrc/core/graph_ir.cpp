@@ -23,7 +23,7 @@ NodeId Graph::add(Node node) {
   return id;
 }
 
-int32_t Graph::shape(const std::vector<Int>& sizes) {
+int32_t Graph::shape(const std::vector<Extent>& sizes) {
   Geometry g;
   g.sizes = sizes;
   return shapes_.intern(g);

@@ -71,7 +71,7 @@ class Graph {
   // is fresh memory the graph allocated itself.
   StorageId new_storage() { return num_storages_++; }
   GeomId geom(const Geometry& g) { return geoms_.intern(g); }
-  int32_t shape(const std::vector<Int>& sizes);
+  int32_t shape(const std::vector<Extent>& sizes);
 
   size_t size() const { return nodes_.size(); }
   const Node& at(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }

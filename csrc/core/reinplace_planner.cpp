@@ -80,7 +80,7 @@ class Walk {
       if (ok) {
         auto base_geom = effective_geom(base_node);
         auto src_geom = effective_geom(src_node);
-        auto replay = base_geom ? replay_view(sc.scatter, *base_geom) : std::nullopt;
+        auto replay = base_geom ? inverted_view(sc, *base_geom) : std::nullopt;
         ok = replay && src_geom && replay->same_elements(*src_geom);
       }
       if (!ok) bad.push_back(j);
@@ -189,25 +189,46 @@ class Walk {
       case LayoutUse::kLogical:
         return relocate_view(own, old_parent, new_parent);
       case LayoutUse::kReshape: {
-        auto strides = reshape_strides(new_parent.sizes, new_parent.strides, own.sizes);
-        if (!strides) return std::nullopt;
+        auto strides = reshape_strides(new_parent, own.sizes);
+        auto offset = shift(own.offset, old_parent.offset, new_parent.offset);
+        if (!strides || !offset) return std::nullopt;
         Geometry g = own;
-        g.strides = *strides;
-        g.offset = new_parent.offset + (own.offset - old_parent.offset);
+        g.strides = std::move(*strides);
+        g.offset = *offset;
         return g;
       }
       case LayoutUse::kStrides: {
         Geometry same_place = old_parent;
         same_place.offset = new_parent.offset;
-        if (!same_place.same_elements(new_parent)) return std::nullopt;
+        auto offset = shift(own.offset, old_parent.offset, new_parent.offset);
+        if (!same_place.same_elements(new_parent) || !offset) return std::nullopt;
         Geometry g = own;
-        g.offset += new_parent.offset - old_parent.offset;
+        g.offset = *offset;
         return g;
       }
       case LayoutUse::kAbsolute:
         break;
     }
     return std::nullopt;
+  }
+
+  // `offset` moved by as much as its parent moved from `from` to `to`.
+  static std::optional<Extent> shift(const Extent& offset, const Extent& from, const Extent& to) {
+    if (from == to) return offset;
+    if (!offset.is_known() || !from.is_known() || !to.is_known()) return std::nullopt;
+    auto distance = checked_add(offset.value(), -from.value());
+    auto moved = distance && from.value() != INT64_MIN ? checked_add(to.value(), *distance) : std::nullopt;
+    if (!moved) return std::nullopt;
+    return Extent(*moved);
+  }
+
+  // The geometry scatter `sc`'s view has when its base lies as `base`: what
+  // the frontend recorded for the scatter's own base (exact even for symbolic
+  // geometry), else a replay of the view (known geometries only).
+  std::optional<Geometry> inverted_view(const Node& sc, const Geometry& base) const {
+    const auto& recorded = sc.scatter.view_on_recorded_base;
+    if (recorded && value(sc.self) && own_geom(sc.self) == base) return *recorded;
+    return replay_view(sc.scatter, base);
   }
 
   // A view-like node shares its layout parent's storage; a consumer such as
@@ -248,7 +269,7 @@ class Walk {
     if (layout_change_is_visible(j, rep(sc.self))) return false;
     const TensorValue* base = value(rep(sc.self));
     if (!base) return false;
-    auto replay = replay_view(sc.scatter, g_.geometries().at(base->geom));
+    auto replay = inverted_view(sc, g_.geometries().at(base->geom));
     if (!replay) return false;
     GeomId view = g_.geometries().lookup(*replay);
     return view != kNoGeom && cls(s).view_pairs.count(pair_key(base->geom, view)) > 0;
@@ -265,6 +286,8 @@ class Walk {
   Decision check_local(const Node& node, const TensorValue& self) {
     const TensorValue* result = nullptr;
     if (node.results.size() == 1) result = &node.results[0];
+    bool is_scatter = node.scatter.kind != ScatterKind::kNone;
+    if (!is_scatter && !node.has_inplace) return refuse(Reason::kNoInplaceVariant);
     if (!node.is_resize) {
       if (!result) return refuse(Reason::kResultNotSingleTensor);
       if (result->dtype != self.dtype) return refuse(Reason::kMetadataMismatch);
@@ -296,7 +319,8 @@ class Walk {
   // or when the op is elementwise and it is exactly self's elements (each
   // element is read before it is written). ATen itself rejects the latter at
   // run time when both are dense and the strides differ, even on size-1 dims
-  // (it calls that a partial overlap), so those stay out of place.
+  // (it calls that a partial overlap), so those stay out of place; with
+  // symbolic geometry only identical layouts count.
   bool operand_is_harmless(NodeId operand, NodeId self, bool elementwise) {
     auto a = effective_geom(operand);
     auto b = effective_geom(self);
@@ -304,6 +328,7 @@ class Walk {
     if (!a->may_overlap(*b)) return true;
     if (!elementwise) return false;
     if (*a == *b) return true;
+    if (!a->is_known() || !b->is_known()) return false;
     return a->same_elements(*b) && !(a->non_overlapping_and_dense() && b->non_overlapping_and_dense());
   }
 
@@ -349,15 +374,8 @@ class Walk {
       return;
     }
     Decision& out = decisions_[static_cast<size_t>(i)];
-    bool is_scatter = node.scatter.kind != ScatterKind::kNone;
-    if (is_scatter) {
-      out.action = Action::kScatterToCopy;
-    } else if (node.has_inplace) {
-      out.action = Action::kInplace;
-    } else {
-      out = refuse(Reason::kNoInplaceVariant);
-      return;
-    }
+    // check_local refused ops that are neither scatters nor have a `foo_`.
+    out.action = node.scatter.kind != ScatterKind::kNone ? Action::kScatterToCopy : Action::kInplace;
     out.reason = Reason::kDone;
     out.replacement = self_node;
     rep_[static_cast<size_t>(i)] = self_node;

@@ -12,21 +12,40 @@ namespace {
 
 std::vector<Int> ints(const py::handle& h) { return h.cast<std::vector<Int>>(); }
 
+Extent extent(const py::handle& h) {
+  if (PyLong_Check(h.ptr())) return Extent(h.cast<Int>());
+  return Extent::symbolic(h.cast<const SymbolicExtent&>().id);
+}
+
+std::vector<Extent> extents(const py::handle& h) {
+  std::vector<Extent> out;
+  for (const py::handle& item : h.cast<py::list>()) out.push_back(extent(item));
+  return out;
+}
+
+// (sizes, strides, offset, proven_dense) starting at t[first].
+Geometry read_geometry(const py::tuple& t, size_t first) {
+  Geometry geom;
+  geom.sizes = extents(t[first]);
+  geom.strides = extents(t[first + 1]);
+  geom.offset = extent(t[first + 2]);
+  geom.proven_dense = t[first + 3].cast<bool>();
+  if (geom.sizes.size() != geom.strides.size()) throw py::value_error("sizes and strides differ in rank");
+  return geom;
+}
+
 NodeId node_ref(const py::handle& h) { return h.is_none() ? kNoNode : h.cast<NodeId>(); }
 
 TensorValue read_value(Graph& g, const py::handle& h) {
   auto t = h.cast<py::tuple>();
-  if (t.size() != 5) throw py::value_error("tensor record must be (storage, sizes, strides, offset, dtype)");
+  if (t.size() != 6)
+    throw py::value_error("tensor record must be (storage, sizes, strides, offset, proven_dense, dtype)");
   TensorValue v;
   v.storage = t[0].cast<StorageId>();
-  Geometry geom;
-  geom.sizes = ints(t[1]);
-  geom.strides = ints(t[2]);
-  geom.offset = t[3].cast<Int>();
-  if (geom.sizes.size() != geom.strides.size()) throw py::value_error("sizes and strides differ in rank");
+  Geometry geom = read_geometry(t, 1);
   v.shape = g.shape(geom.sizes);
   v.geom = g.geom(geom);
-  v.dtype = t[4].cast<int32_t>();
+  v.dtype = t[5].cast<int32_t>();
   return v;
 }
 
@@ -39,6 +58,7 @@ ScatterSpec read_scatter(const py::handle& h) {
   s.sizes = ints(t[2]);
   s.strides = ints(t[3]);
   s.replayable = t[4].cast<bool>();
+  if (!t[5].is_none()) s.view_on_recorded_base = read_geometry(t[5].cast<py::tuple>(), 0);
   return s;
 }
 

@@ -4,7 +4,15 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
+
 namespace fxinplace::python {
+
+// A symbolic size, stride or offset in a record (Python: `_C.Symbol(id)`);
+// records pass known extents as plain ints.
+struct SymbolicExtent {
+  int32_t id;
+};
 
 // `records`: a list with one tuple per node, in graph order (see
 // python/fxinplace/_graph_records.py for the layout). Returns one tuple

@@ -32,6 +32,13 @@ PYBIND11_MODULE(_C, m) {
       py::arg("name"), py::arg("overload"),
       "Schema facts of an operator overload, e.g. op_facts('aten::add', 'Tensor').");
 
+  py::class_<fxinplace::python::SymbolicExtent>(
+      m, "Symbol", "A symbolic size, stride or offset, known to the planner only by identity.")
+      .def(py::init([](int32_t id) { return fxinplace::python::SymbolicExtent{id}; }), py::arg("id"))
+      .def_readonly("id", &fxinplace::python::SymbolicExtent::id)
+      .def("__repr__",
+           [](const fxinplace::python::SymbolicExtent& s) { return "Symbol(" + std::to_string(s.id) + ")"; });
+
   m.def("plan", &fxinplace::python::plan_from_records, py::arg("records"), py::arg("num_storages"),
         "Plan re-inplacing over node records; returns (decisions, walks).");
 

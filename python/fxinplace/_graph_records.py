@@ -3,8 +3,10 @@
 Record layout (one tuple per node, graph order):
   (kind, name, view_kind, self_is_tensor, has_inplace, pointwise, is_resize,
    scatter, self, scatter_src, view_of, operands, results, layout_use, layout_parent)
-scatter = None or (kind, ints, sizes, strides, replayable); node references are
-indices; results = [(storage, sizes, strides, offset, dtype_code), ...].
+scatter = None or (kind, ints, sizes, strides, replayable, view_geometry);
+node references are indices; results = [(storage, *geometry, dtype_code), ...];
+a geometry is (sizes, strides, offset, proven_dense), each extent an int or a
+`_C.Symbol` (a symbolic size the planner knows only by identity).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from torch.fx import GraphModule, Node
 from fxinplace._auto_functionalized import AFV2
 from fxinplace._auto_functionalized import check_node as check_auto_functionalized
 from fxinplace._errors import ReinplaceInputError
-from fxinplace._metadata import Fresh
-from fxinplace._op_info import LAYOUT_LOGICAL, VIEW_MULTI, VIEW_SINGLE, op_info
+from fxinplace import _C
+from fxinplace._metadata import Fresh, Metadata
+from fxinplace._op_info import LAYOUT_LOGICAL, SCATTER_VIEWS, VIEW_MULTI, VIEW_SINGLE, op_info
 
 KIND_INPUT, KIND_CONSTANT, KIND_OP, KIND_GETITEM, KIND_OTHER, KIND_OUTPUT = range(6)
 UNSET = -(2**63)
@@ -87,32 +90,73 @@ def _reject_tensor_math(node: Node, env: dict[Node, Any]) -> None:
 
 
 class _Symbols:
-    """Stands in for symbolic sizes: one large int per distinct expression, so equal
-    expressions compare equal and an unknown size never looks like 0 or 1."""
-
-    BASE = 2**62
+    """Symbolic sizes, strides and offsets as `_C.Symbol`s: one per distinct
+    expression, so equal expressions compare equal in the planner and nothing
+    else is assumed of them. A SymInt that is a known constant stays an int."""
 
     def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
+        self.ids: dict[Any, Any] = {}
 
-    def ints(self, values: Any) -> list[int]:
-        return [v if type(v) is int else self.one(v) for v in values]
+    def extents(self, values: Any) -> list:
+        return [v if type(v) is int else self.extent(v) for v in values]
 
-    def one(self, v: Any) -> int:
-        key = str(v)
+    def extent(self, v: Any) -> Any:
+        if type(v) is int:
+            return v
+        constant = v.node.maybe_as_int()
+        if constant is not None:
+            return constant
+        key = v.node.expr
         found = self.ids.get(key)
         if found is None:
-            found = self.ids[key] = self.BASE + len(self.ids)
+            found = self.ids[key] = _C.Symbol(len(self.ids))
         return found
+
+    def geometry(self, t: torch.Tensor, offset: Any) -> tuple:
+        """(sizes, strides, offset, proven_dense) of `t`, laid at `offset`."""
+        if type(offset) is int and _static(t):
+            return (list(t.shape), list(t.stride()), offset, False)
+        return (
+            self.extents(t.shape),
+            self.extents(t.stride()),
+            self.extent(offset),
+            _proven_dense(t.shape, t.stride()),
+        )
+
+
+def _proven_dense(sizes: Any, strides: Any) -> bool:
+    """Whether a symbolic tensor is non-overlapping and dense for every value of
+    its symbols, decided without adding guards: the dims are ordered innermost
+    first by repeatedly taking one whose stride is statically the product of the
+    sizes already taken (size-1 dims do not count)."""
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    if any(statically_known_true(s == 0) for s in sizes):
+        return True
+    left = [d for d in range(len(sizes)) if not statically_known_true(sizes[d] == 1)]
+    expected: Any = 1
+    while left:
+        step = next((d for d in left if statically_known_true(strides[d] == expected)), None)
+        if step is None:
+            return False
+        left.remove(step)
+        expected = expected * sizes[step]
+    return True
+
+
+def _static(t: torch.Tensor) -> bool:
+    return all(type(s) is int for s in t.shape) and all(type(s) is int for s in t.stride())
 
 
 class _Storages:
-    def __init__(self) -> None:
+    def __init__(self, same_storage: dict[int, int]) -> None:
         self.ids: dict[int, int] = {}
+        self.same = same_storage
         self.count = 0
 
     def id(self, t: torch.Tensor) -> int:
         key = t.untyped_storage()._cdata
+        key = self.same.get(key, key)
         found = self.ids.get(key)
         if found is None:
             found = self.ids[key] = self.fresh()
@@ -176,7 +220,10 @@ def _bind(target: torch._ops.OpOverload, node: Node) -> dict[str, Any]:
     return bound
 
 
-def _scatter_spec(kind: int, target: torch._ops.OpOverload, node: Node) -> tuple:
+def _scatter_spec(
+    kind: int, target: torch._ops.OpOverload, node: Node, env: dict, symbols: _Symbols
+) -> tuple:
+    view_geometry = _view_on_recorded_base(target, node, env, symbols)
     b = _bind(target, node)
     try:
         if kind == 1:
@@ -190,16 +237,33 @@ def _scatter_spec(kind: int, target: torch._ops.OpOverload, node: Node) -> tuple
             ints, sizes, strides = [b.get("storage_offset")], list(b["size"]), list(b["stride"])
         ints = [UNSET if v is None else v for v in ints]
         if all(type(v) is int for v in ints + sizes + strides):
-            return (kind, ints, sizes, strides, True)
+            return (kind, ints, sizes, strides, True, view_geometry)
     except (KeyError, TypeError):
         pass
-    return (kind, [], [], [], False)
+    return (kind, [], [], [], False, view_geometry)
 
 
-def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Node], int]:
+def _view_on_recorded_base(target: Any, node: Node, env: dict, symbols: _Symbols) -> tuple | None:
+    """The geometry of the view a scatter inverts, on the scatter's own base, when
+    that base is symbolic (the planner replays views of known bases itself)."""
+    base = node.args[0] if node.args else None
+    value = env.get(base)
+    if type(value) is Fresh:
+        value = value.val if value.symbolic else None
+    if not isinstance(value, torch.Tensor) or _static(value):
+        return None
+    try:
+        view = SCATTER_VIEWS[target](value, *node.args[2:], **node.kwargs)
+    except Exception:  # noqa: BLE001 - an unreplayable view only means "not proven"
+        return None
+    return symbols.geometry(view, view.storage_offset())
+
+
+def build_records(gm: GraphModule, metadata: Metadata) -> tuple[list, list[Node], int]:
+    env = metadata.env
     nodes = list(gm.graph.nodes)
     index = {n: i for i, n in enumerate(nodes)}
-    storages = _Storages()
+    storages = _Storages(metadata.same_storage)
     symbols = _Symbols()
     records = []
     for node in nodes:
@@ -208,21 +272,13 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
         if type(value) is Fresh and value.meta is None:
             # Never viewed: fresh memory of the recorded shape, offset 0.
             for t in _tensor_leaves(value.val, []):
-                results.append((storages.fresh(), list(t.shape), list(t.stride()), 0, _dtype_code(t.dtype)))
+                results.append((storages.fresh(), *symbols.geometry(t, 0), _dtype_code(t.dtype)))
         else:
             if type(value) is Fresh:
                 value = value.meta
             for t in _tensor_leaves(value, []):
-                offset = t.storage_offset()
-                results.append(
-                    (
-                        storages.id(t),
-                        symbols.ints(t.shape),
-                        symbols.ints(t.stride()),
-                        offset if type(offset) is int else symbols.one(offset),
-                        _dtype_code(t.dtype),
-                    )
-                )
+                geometry = symbols.geometry(t, t.storage_offset())
+                results.append((storages.id(t), *geometry, _dtype_code(t.dtype)))
         kind, view, layout_use = KIND_OTHER, 0, 0
         self_is_tensor = has_inplace = pointwise = is_resize = False
         scatter, self_idx, src_idx, view_of, layout_parent = None, None, None, None, None
@@ -262,7 +318,7 @@ def build_records(gm: GraphModule, env: dict[Node, Any]) -> tuple[list, list[Nod
                 if view == VIEW_SINGLE or layout_use != LAYOUT_LOGICAL:
                     layout_parent = self_idx
             if info.scatter_kind:
-                scatter = _scatter_spec(info.scatter_kind, target, node)
+                scatter = _scatter_spec(info.scatter_kind, target, node, env, symbols)
                 src = node.args[1] if len(node.args) > 1 else node.kwargs.get("src")
                 if isinstance(src, Node):
                     src_idx = index[src]

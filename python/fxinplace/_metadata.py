@@ -7,12 +7,19 @@ ops that allocate, and runs only views (cheap C++ kernels) to get storage
 sharing and offsets right. When the recorded values do not describe these
 sample args, or an op has no meta kernel (data-dependent shapes), the whole
 graph is replayed under a fresh FakeTensorMode instead, as the stock pass does.
+
+A graph traced with symbolic shapes (its placeholders' recorded values carry
+SymInts) is described by those symbolic values, not by the sample args' sizes:
+the rewritten graph will run at other sizes, so every decision must hold for
+all of them. Views are replayed on the recorded fake values; the planner then
+sees symbolic extents and answers cautiously wherever their magnitude matters.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -30,19 +37,36 @@ class Fresh:
     """A node's freshly allocated result, known from its recorded `meta['val']`.
 
     Meta tensors are made for it only when a view or getitem needs them as input
-    (`materialize`); otherwise the records read sizes and strides off `val`.
+    (`materialize`); otherwise the records read sizes and strides off `val`. A
+    symbolic `val` (a fake tensor of the trace) stands for itself: views are
+    replayed on it directly.
     """
 
-    __slots__ = ("val", "meta")
+    __slots__ = ("val", "meta", "symbolic")
 
-    def __init__(self, val: Any) -> None:
+    def __init__(self, val: Any, symbolic: bool = False) -> None:
         self.val = val
         self.meta: Any = None
+        self.symbolic = symbolic
 
     def materialize(self) -> Any:
         if self.meta is None:
-            self.meta = _from_val(self.val)
+            self.meta = self.val if self.symbolic else _from_val(self.val)
         return self.meta
+
+
+@dataclass
+class Metadata:
+    """What `propagate` found: a value per node, and how it was computed."""
+
+    env: dict[Node, Any]
+    # "meta": recorded values + views on meta tensors; "fake": FakeTensor replay
+    # at the sample args' sizes; "symbolic": the trace's own symbolic values.
+    path: str
+    # Storage keys (untyped_storage()._cdata) to be read as another key: graph
+    # inputs that the sample args say share memory although their recorded
+    # values do not.
+    same_storage: dict[int, int] = field(default_factory=dict)
 
 
 def _map(value: Any, env: dict[Node, Any]) -> Any:
@@ -206,17 +230,91 @@ def _propagate_fake(
     return env
 
 
+def _is_symbolic(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return not _static(value)
+    if isinstance(value, (list, tuple)):
+        return any(_is_symbolic(v) for v in value)
+    return isinstance(value, torch.SymInt)
+
+
+def _symbolic_trace_mode(gm: GraphModule) -> Any:
+    """The fake mode of a symbolically traced graph whose every node records its
+    value, or None when the graph is static or not fully recorded."""
+    from torch._guards import detect_fake_mode
+
+    vals = []
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "call_function"):
+            if "val" not in node.meta:
+                return None
+            vals.append(node.meta["val"])
+    placeholders = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+    if not any(_is_symbolic(v) for v in placeholders):
+        return None
+    try:
+        return detect_fake_mode(vals)
+    except Exception:  # values from several fake modes: not one trace
+        return None
+
+
+def _shared_placeholder_storages(gm: GraphModule, sample_args: tuple) -> dict[int, int]:
+    """Recorded input storages to read as one, where the sample args share memory."""
+    first_for_arg: dict[int, int] = {}
+    same: dict[int, int] = {}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node, arg in zip(placeholders, sample_args, strict=True):
+        val = node.meta.get("val")
+        if not isinstance(arg, torch.Tensor) or not isinstance(val, torch.Tensor):
+            continue
+        key = val.untyped_storage()._cdata
+        first = first_for_arg.setdefault(arg.untyped_storage()._cdata, key)
+        if first != key:
+            same[key] = first
+    return same
+
+
+def _propagate_symbolic(
+    gm: GraphModule, mode: Any, runners: Mapping[Node, Callable[..., Any]]
+) -> dict[Node, Any]:
+    env: dict[Node, Any] = {}
+    with mode:
+        for node in gm.graph.nodes:
+            if node.op == "placeholder":
+                env[node] = node.meta["val"]
+            elif node.op == "get_attr":
+                value = attr_of(gm, node.target)
+                env[node] = (
+                    mode.from_tensor(value, static_shapes=True) if isinstance(value, torch.Tensor) else value
+                )
+            elif node.op == "call_function":
+                target = node.target
+                if node in runners or target is operator.getitem:
+                    env[node] = _run(node, env, runners)
+                elif not isinstance(target, torch._ops.OpOverload):
+                    env[node] = node.meta["val"]
+                else:
+                    info = op_info(target)
+                    if info.mutates:
+                        env[node] = _map(node.args[0], env)
+                    elif info.view != VIEW_NONE or info.aliases_without_annotation:
+                        env[node] = _run(node, env, runners)
+                    else:
+                        env[node] = Fresh(node.meta["val"], symbolic=True)
+    return env
+
+
 def propagate(
     gm: GraphModule,
     sample_args: tuple,
     *,
     metadata: str = "auto",
     runners: Mapping[Node, Callable[..., Any]] | None = None,
-) -> tuple[dict[Node, Any], str]:
-    """Returns (value of every node, which path computed it: 'meta' or 'fake').
+) -> Metadata:
+    """The value of every node, and which path computed it (see `Metadata`).
 
     metadata="fake" forces the FakeTensor replay (as the stock pass computes it),
-    for diagnosing where the two paths disagree. ``runners`` computes the value
+    for diagnosing where the paths disagree. ``runners`` computes the value
     of the given nodes instead of their targets (auto_functionalized_v2 nodes,
     whose custom op must not run).
     """
@@ -230,8 +328,18 @@ def propagate(
             if isinstance(value, torch.Tensor):
                 _check_tensor_kind(value, f"node {node.name!r} (get_attr {node.target})")
     if metadata == "fake":
-        return _propagate_fake(gm, sample_args, runners), "fake"
+        return Metadata(_propagate_fake(gm, sample_args, runners), "fake")
+    mode = _symbolic_trace_mode(gm)
+    if mode is not None:
+        try:
+            env = _propagate_symbolic(gm, mode, runners)
+        except Exception:  # noqa: BLE001 - a replay the trace's own values cannot do
+            pass  # falls back to the sample args' sizes, as the stock pass does
+        else:
+            return Metadata(env, "symbolic", _shared_placeholder_storages(gm, sample_args))
     try:
-        return _propagate(gm, sample_args, runners, use_vals=_vals_describe(gm, sample_args)), "meta"
+        return Metadata(
+            _propagate(gm, sample_args, runners, use_vals=_vals_describe(gm, sample_args)), "meta"
+        )
     except _NeedsFake:
-        return _propagate_fake(gm, sample_args, runners), "fake"
+        return Metadata(_propagate_fake(gm, sample_args, runners), "fake")

@@ -35,7 +35,9 @@ class Decision:
 class ReinplaceReport:
     graph_module: GraphModule
     decisions: list[Decision] = field(default_factory=list)
-    metadata_path: str = "meta"  # "meta": recorded values + meta views; "fake": FakeTensor replay
+    # "meta": recorded values + meta views; "fake": FakeTensor replay at the sample
+    # args' sizes; "symbolic": the trace's own symbolic values (see _metadata).
+    metadata_path: str = "meta"
     walks: int = 1
 
     @property
@@ -88,9 +90,10 @@ def _reinplace_report(gm: GraphModule, sample_args: tuple, *, metadata: str) -> 
 
 def _run_pass(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
     validate(gm, sample_args)
-    env, path = propagate(gm, sample_args, metadata=metadata, runners=metadata_runners(gm, sample_args))
-    records, nodes, num_storages = build_records(gm, env)
-    del env
+    found = propagate(gm, sample_args, metadata=metadata, runners=metadata_runners(gm, sample_args))
+    path = found.path
+    records, nodes, num_storages = build_records(gm, found)
+    del found
     decisions, walks = _C.plan(records, num_storages)
     report = ReinplaceReport(gm, metadata_path=path, walks=walks)
     for node, (action, reason, culprit, _repl) in zip(nodes, decisions, strict=True):

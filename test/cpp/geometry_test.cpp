@@ -6,6 +6,8 @@
 
 using namespace fxinplace::core;
 using fxinplace::core::testing::contiguous;
+using fxinplace::core::testing::Extents;
+using fxinplace::core::testing::strided;
 
 namespace {
 
@@ -48,8 +50,8 @@ TEST(Geometry, InterningGivesEqualIdsForEqualGeometry) {
 TEST(ReplayView, SelectDropsTheDimAndMovesTheOffset) {
   auto g = replay_view(spec(ScatterKind::kSelect, {0, -1}), contiguous({4, 5}));
   ASSERT_TRUE(g);
-  EXPECT_EQ(g->sizes, std::vector<Int>{5});
-  EXPECT_EQ(g->strides, std::vector<Int>{1});
+  EXPECT_EQ(g->sizes, Extents{5});
+  EXPECT_EQ(g->strides, Extents{1});
   EXPECT_EQ(g->offset, 15);
   EXPECT_FALSE(replay_view(spec(ScatterKind::kSelect, {0, 4}), contiguous({4, 5})));
   EXPECT_FALSE(replay_view(spec(ScatterKind::kSelect, {2, 0}), contiguous({4, 5})));
@@ -58,12 +60,12 @@ TEST(ReplayView, SelectDropsTheDimAndMovesTheOffset) {
 TEST(ReplayView, SliceClampsBoundsAndScalesStride) {
   auto g = replay_view(spec(ScatterKind::kSlice, {1, 1, ScatterSpec::kUnset, 2}), contiguous({3, 6}));
   ASSERT_TRUE(g);
-  EXPECT_EQ(g->sizes, (std::vector<Int>{3, 3}));
-  EXPECT_EQ(g->strides, (std::vector<Int>{6, 2}));
+  EXPECT_EQ(g->sizes, (Extents{3, 3}));
+  EXPECT_EQ(g->strides, (Extents{6, 2}));
   EXPECT_EQ(g->offset, 1);
   auto clamped = replay_view(spec(ScatterKind::kSlice, {0, -2, 100, 1}), contiguous({5}));
   ASSERT_TRUE(clamped);
-  EXPECT_EQ(clamped->sizes, std::vector<Int>{2});
+  EXPECT_EQ(clamped->sizes, Extents{2});
   EXPECT_EQ(clamped->offset, 3);
   EXPECT_FALSE(replay_view(spec(ScatterKind::kSlice, {0, 0, 2, 0}), contiguous({5})));
 }
@@ -71,16 +73,16 @@ TEST(ReplayView, SliceClampsBoundsAndScalesStride) {
 TEST(ReplayView, DiagonalWithOffsets) {
   auto main = replay_view(spec(ScatterKind::kDiagonal, {0, 0, 1}), contiguous({3, 4}));
   ASSERT_TRUE(main);
-  EXPECT_EQ(main->sizes, std::vector<Int>{3});
-  EXPECT_EQ(main->strides, std::vector<Int>{5});
+  EXPECT_EQ(main->sizes, Extents{3});
+  EXPECT_EQ(main->strides, Extents{5});
   EXPECT_EQ(main->offset, 0);
   auto above = replay_view(spec(ScatterKind::kDiagonal, {2, 0, 1}), contiguous({3, 4}));
   ASSERT_TRUE(above);
-  EXPECT_EQ(above->sizes, std::vector<Int>{2});
+  EXPECT_EQ(above->sizes, Extents{2});
   EXPECT_EQ(above->offset, 2);
   auto below = replay_view(spec(ScatterKind::kDiagonal, {-1, 0, 1}), contiguous({3, 4}));
   ASSERT_TRUE(below);
-  EXPECT_EQ(below->sizes, std::vector<Int>{2});
+  EXPECT_EQ(below->sizes, Extents{2});
   EXPECT_EQ(below->offset, 4);
   EXPECT_FALSE(replay_view(spec(ScatterKind::kDiagonal, {0, 1, 1}), contiguous({3, 4})));
 }
@@ -138,13 +140,13 @@ TEST(RelocateView, TransposeOfAMovedTensorFollowsTheNewStrides) {
   t.strides = {1, 3};
   auto moved = relocate_view(t, old_base, new_base);
   ASSERT_TRUE(moved);
-  EXPECT_EQ(moved->strides, (std::vector<Int>{2, 1}));
+  EXPECT_EQ(moved->strides, (Extents{2, 1}));
   EXPECT_EQ(moved->offset, 5);
   Geometry row1 = contiguous({3}, 3);
   auto moved_row = relocate_view(row1, old_base, new_base);
   ASSERT_TRUE(moved_row);
   EXPECT_EQ(moved_row->offset, 6);
-  EXPECT_EQ(moved_row->strides, std::vector<Int>{2});
+  EXPECT_EQ(moved_row->strides, Extents{2});
 }
 
 TEST(RelocateView, NeedsAnOldBaseWithoutOverlap) {
@@ -158,7 +160,7 @@ TEST(RelocateView, NeedsAnOldBaseWithoutOverlap) {
   auto moved = relocate_view(row1, gappy, contiguous({2, 3}));
   ASSERT_TRUE(moved);
   EXPECT_EQ(moved->offset, 3);
-  EXPECT_EQ(moved->strides, std::vector<Int>{1});
+  EXPECT_EQ(moved->strides, Extents{1});
 }
 
 TEST(Geometry, MayOverlapIsFalseOnlyForDisjointRanges) {
@@ -187,15 +189,71 @@ TEST(RelocateView, AReshapeMergingDimsDoesNotRelocate) {
 }
 
 TEST(ReshapeStrides, MergesOnlyContiguousRuns) {
-  auto flat = reshape_strides({2, 3}, {3, 1}, {6});
+  auto flat = reshape_strides(strided({2, 3}, {3, 1}), {6});
   ASSERT_TRUE(flat);
-  EXPECT_EQ(*flat, std::vector<Int>{1});
-  EXPECT_FALSE(reshape_strides({2, 3}, {1, 2}, {6}));  // column-major: no flat view
-  auto split = reshape_strides({6}, {2}, {2, 3});
+  EXPECT_EQ(*flat, Extents{1});
+  EXPECT_FALSE(reshape_strides(strided({2, 3}, {1, 2}), {6}));  // column-major: no flat view
+  auto split = reshape_strides(strided({6}, {2}), {2, 3});
   ASSERT_TRUE(split);
-  EXPECT_EQ(*split, (std::vector<Int>{6, 2}));
-  auto unit = reshape_strides({3, 2}, {1, 3}, {1, 3, 2, 1});
+  EXPECT_EQ(*split, (Extents{6, 2}));
+  auto unit = reshape_strides(strided({3, 2}, {1, 3}), {1, 3, 2, 1});
   ASSERT_TRUE(unit);
   EXPECT_EQ((*unit)[1], 1);
   EXPECT_EQ((*unit)[2], 3);
+}
+
+namespace {
+
+// a = x.nonzero() + 0 under symbolic tracing: shape [u0, cols], contiguous.
+Geometry unbacked_rows(Int cols, Int offset = 0) {
+  Geometry g;
+  g.sizes = {Extent::symbolic(0), cols};
+  g.strides = {cols, 1};
+  g.offset = offset;
+  g.proven_dense = true;
+  return g;
+}
+
+}  // namespace
+
+TEST(SymbolicGeometry, EqualSymbolsAreTheSameElements) {
+  EXPECT_TRUE(unbacked_rows(4).same_elements(unbacked_rows(4)));
+  EXPECT_FALSE(unbacked_rows(4).same_elements(unbacked_rows(4, 1)));
+  Geometry other_symbol = unbacked_rows(4);
+  other_symbol.sizes[0] = Extent::symbolic(1);
+  EXPECT_FALSE(unbacked_rows(4).same_elements(other_symbol));
+  EXPECT_FALSE(unbacked_rows(4).numel());
+}
+
+TEST(SymbolicGeometry, OverlapQuestionsGetTheCautiousAnswer) {
+  // a[:, 0:1] of a [u0, 4] tensor shares elements with a: nothing may say
+  // "disjoint" because of the unknown size (it once did: numel wrapped to 0).
+  Geometry a = unbacked_rows(4);
+  Geometry column = a;
+  column.sizes[1] = 1;
+  EXPECT_TRUE(a.may_overlap(column));
+  EXPECT_FALSE(a.has_internal_overlap());  // proven dense by the frontend
+  a.proven_dense = false;
+  EXPECT_TRUE(a.has_internal_overlap());
+  EXPECT_FALSE(replay_view(spec(ScatterKind::kSelect, {0, 0}), a));
+  EXPECT_FALSE(relocate_view(column, a, a));
+  EXPECT_FALSE(reshape_strides(a, {Extent::symbolic(0), 2, 2}));
+}
+
+TEST(SymbolicGeometry, AZeroSizeIsEmptyWhateverTheOtherSizes) {
+  Geometry g = unbacked_rows(0);
+  EXPECT_EQ(g.numel(), Int{0});
+  EXPECT_FALSE(g.may_overlap(unbacked_rows(4)));
+}
+
+TEST(Overflow, HugeTensorsNeverWrapIntoSmallOnes) {
+  Int big = Int{1} << 40;
+  Geometry g = contiguous({big, big});  // numel 2^80 does not fit
+  EXPECT_FALSE(g.numel());
+  EXPECT_TRUE(g.may_overlap(contiguous({4})));
+  Geometry huge_stride = strided({2, 2}, {Int{1} << 62, Int{1} << 62});
+  EXPECT_TRUE(huge_stride.has_internal_overlap());
+  EXPECT_TRUE(huge_stride.may_overlap(contiguous({1}, 3)));
+  EXPECT_FALSE(replay_view(spec(ScatterKind::kSelect, {0, 3}), strided({4}, {Int{1} << 62})));
+  EXPECT_FALSE(reshape_strides(strided({2, 2}, {Int{1} << 62, 1}), {4}));
 }

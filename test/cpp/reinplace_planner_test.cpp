@@ -91,7 +91,7 @@ TEST(Planner, ChainReinplacesEverythingButTheReadOfTheInput) {
   NodeId m = b.op({r}, {4, 4});
   b.output({m});
   Plan p = b.plan();
-  EXPECT_EQ(at(p, a).reason, Reason::kSelfIsInput);
+  EXPECT_EQ(at(p, a).reason, Reason::kNoInplaceVariant);
   EXPECT_EQ(at(p, r).action, Action::kInplace);
   EXPECT_EQ(at(p, r).replacement, a);
   EXPECT_EQ(at(p, m).action, Action::kInplace);

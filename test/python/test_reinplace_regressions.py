@@ -78,3 +78,70 @@ def test_reads_of_a_removed_scatter_are_reads_of_its_base(fn, pipeline):
     # the first of them must not be re-inplaced into `base` while a second
     # reader still follows (it once was: eager ([4,4,6],[3,3,4]), ours [5,5,7]).
     _assert_same_as_eager(fn, [torch.tensor([1.0, 2.0, 3.0])], pipeline)
+
+
+def _nonzero_rows_plus_first_column(x):
+    a = x.nonzero() + 0
+    return a.add(a[:, 0:1])
+
+
+@pytest.mark.parametrize("cols", [2, 4])
+def test_unknown_sizes_are_never_assumed_disjoint(cols):
+    # `a` is [u0, cols] with u0 unbacked. Symbolic sizes once reached the core
+    # as 2**62 + i: for cols=4 numel wrapped to 0 and a[:, 0:1] looked disjoint
+    # from `a` (the rewritten graph raised at run time); for cols=2 the core
+    # tried to enumerate 2**62 addresses and exhausted memory.
+    x = torch.zeros([2] * cols)
+    x.view(-1)[::3] = 1
+    gm = make_fx(torch.func.functionalize(_nonzero_rows_plus_first_column), tracing_mode="symbolic")(x)
+    report = fxinplace.reinplace_report(gm, x)
+    by_node = {d.node: d for d in report.decisions}
+    refused = [d for d in by_node.values() if d.reason_code == "operand_aliases_self"]
+    assert len(refused) == 1, report.explain()
+    torch.testing.assert_close(gm(x), _nonzero_rows_plus_first_column(x))
+    other = torch.ones([3] * cols)
+    torch.testing.assert_close(gm(other), _nonzero_rows_plus_first_column(other))
+
+
+def _chain_with_setitem(x):
+    y = (x + 1).relu() * 2
+    y[0] = 1
+    return y.sin()
+
+
+@pytest.mark.parametrize("pipeline", ["torch_func", "fxinplace"])
+def test_symbolic_trace_is_reinplaced_for_every_size(pipeline):
+    functionalize = torch.func.functionalize if pipeline == "torch_func" else fxinplace.functionalize
+    x = torch.randn(4, 3)
+    gm = make_fx(functionalize(_chain_with_setitem), tracing_mode="symbolic")(x)
+    report = fxinplace.reinplace_report(gm, x)
+    assert report.metadata_path == "symbolic"
+    assert report.num_reinplaced == 4 and report.num_scatters_removed == 1, report.explain()
+    for shape in [(4, 3), (7, 5), (1, 1)]:
+        other = torch.randn(shape)
+        torch.testing.assert_close(gm(other.clone()), _chain_with_setitem(other.clone()))
+
+
+def test_ops_without_inplace_variant_say_so():
+    # explain() once blamed the result's shape (embedding, mm, index,
+    # _unsafe_view) or a later use (bmm) for ops that have no `foo_` at all.
+    def f(x, w, i):
+        h = x + 1
+        return (
+            torch.mm(h, w),
+            torch.embedding(w, i),
+            h[i],
+            torch.bmm(h.unsqueeze(0), w.unsqueeze(0)),
+            h.view(-1),
+        )
+
+    args = (torch.randn(3, 3), torch.randn(3, 3), torch.tensor([0, 2]))
+    gm = make_fx(torch.func.functionalize(f))(*args)
+    report = fxinplace.reinplace_report(gm, *args)
+    targets = {n.name: n.target for n in gm.graph.nodes}
+    no_variant = {
+        targets[d.node].__name__.split(".")[0]
+        for d in report.decisions
+        if d.reason_code == "no_inplace_variant"
+    }
+    assert {"mm", "embedding", "index", "bmm"} <= no_variant, report.explain()
