@@ -17,10 +17,10 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
+from fxinplace import _C
 from fxinplace._auto_functionalized import AFV2
 from fxinplace._auto_functionalized import check_node as check_auto_functionalized
 from fxinplace._errors import ReinplaceInputError
-from fxinplace import _C
 from fxinplace._metadata import Fresh, Metadata
 from fxinplace._op_info import LAYOUT_LOGICAL, SCATTER_VIEWS, VIEW_MULTI, VIEW_SINGLE, op_info
 
