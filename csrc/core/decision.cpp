@@ -43,8 +43,8 @@ const char* reason_text(Reason r) {
     case Reason::kNoInplaceVariant:
       return "the operator has no in-place variant";
     case Reason::kLayoutSensitiveUse:
-      return "self is laid out differently from the result and a later view (view/as_strided) depends on the "
-             "layout";
+      return "self is laid out differently from the result, and a later view (view/as_strided), a result "
+             "computed from it or a graph output would show the other layout";
     case Reason::kScatterUnproven:
       return "a later scatter reads self's memory and cannot be removed: its source never lands in place";
   }

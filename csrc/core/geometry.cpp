@@ -172,7 +172,31 @@ bool Geometry::same_elements(const Geometry& other) const {
 
 bool Geometry::non_overlapping_and_dense() const {
   auto k = known(*this);
-  return k ? known_non_overlapping_and_dense(*k) : proven_dense;
+  return k ? known_non_overlapping_and_dense(*k) : proven_dense_order.has_value();
+}
+
+std::optional<std::vector<int32_t>> Geometry::dense_dim_order() const {
+  auto k = known(*this);
+  if (!k) return proven_dense_order;
+  if (!known_non_overlapping_and_dense(*k)) return std::nullopt;
+  std::vector<int32_t> dims;
+  for (size_t d = 0; d < k->sizes.size(); ++d)
+    if (k->sizes[d] != 1) dims.push_back(static_cast<int32_t>(d));
+  std::stable_sort(dims.begin(), dims.end(), [&k](int32_t a, int32_t b) {
+    return k->strides[static_cast<size_t>(a)] < k->strides[static_cast<size_t>(b)];
+  });
+  return dims;
+}
+
+bool Geometry::same_layout(const Geometry& other) const {
+  if (sizes != other.sizes) return false;
+  Geometry here = *this;
+  here.offset = other.offset;
+  if (here.same_elements(other)) return true;
+  if (numel() == Int{0}) return true;
+  auto mine = dense_dim_order();
+  auto theirs = other.dense_dim_order();
+  return mine && theirs && *mine == *theirs;
 }
 
 bool Geometry::may_overlap(const Geometry& other) const {
@@ -184,7 +208,8 @@ bool Geometry::may_overlap(const Geometry& other) const {
 
 bool Geometry::has_internal_overlap() const {
   auto k = known(*this);
-  return k ? known_has_internal_overlap(*k) : !proven_dense;
+  if (!k) return numel() != Int{0} && !proven_dense_order.has_value();
+  return known_has_internal_overlap(*k);
 }
 
 size_t GeometryTable::Hash::operator()(const Geometry& g) const {

@@ -18,10 +18,11 @@ struct Geometry {
   std::vector<Extent> sizes;
   std::vector<Extent> strides;
   Extent offset = 0;
-  // Only read when some extent is symbolic: the frontend proved the tensor
-  // non-overlapping and dense for every value of its symbols (a contiguous
-  // allocation of dynamic size, say). Known geometries are judged here.
-  bool proven_dense = false;
+  // Only read when some extent is symbolic: when the frontend proved the
+  // tensor non-overlapping and dense for every value of its symbols (a
+  // contiguous allocation of dynamic size, say), its dims from the innermost
+  // out, leaving out dims of size 1. Known geometries are judged here.
+  std::optional<std::vector<int32_t>> proven_dense_order;
 
   bool operator==(const Geometry& other) const {
     return offset == other.offset && sizes == other.sizes && strides == other.strides;
@@ -41,8 +42,15 @@ struct Geometry {
   // overlapping tensor in place is unsound.
   bool has_internal_overlap() const;
   // ATen's notion: the elements tile one block of memory with no gaps or
-  // repeats (size-1 dims and their strides do not matter). Known geometries only.
+  // repeats (size-1 dims and their strides do not matter).
   bool non_overlapping_and_dense() const;
+  // For a dense tensor, its dims from the innermost out (size-1 dims left
+  // out); nullopt when it is not (or not provably) dense.
+  std::optional<std::vector<int32_t>> dense_dim_order() const;
+  // Same sizes and the same strides wherever a dim may hold more than one
+  // element; the offset does not matter. Two dense tensors of equal sizes and
+  // dim order qualify even when their symbolic strides are written differently.
+  bool same_layout(const Geometry& other) const;
 };
 
 using GeomId = int32_t;

@@ -147,6 +147,52 @@ class Walk {
       LayoutUse need = std::max(user.layout_use, layout_needs_[static_cast<size_t>(u)]);
       layout_needs_[parent] = std::max(layout_needs_[parent], need);
     }
+    summarise_computed_layouts();
+  }
+
+  // Re-inplacing gives a result `self`'s layout. Views of it are followed
+  // exactly by layout_change_is_visible; this covers everything else: a result
+  // computed from it (a pointwise op's output takes its input's layout) that is
+  // returned or reaches a layout-dependent view.
+  //
+  //   z = masked_scatter(y, m, s)   # functional: contiguous; in place: y's (transposed) layout
+  //   w = mul(z, 2)                 # w follows z's layout
+  //   v = view(w, [-1])             # fails on the transposed layout
+  //
+  // layout_reaches_[n]: n's layout may show through a computed result. One
+  // backward walk: consumers come after what they read. A scatter's output is
+  // laid out like its base, so reading a tensor as the scatter's source does
+  // not pass its layout on.
+  void summarise_computed_layouts() {
+    layout_reaches_.assign(g_.size(), false);
+    for (NodeId c = static_cast<NodeId>(g_.size()) - 1; c >= 0; --c) {
+      const Node& consumer = g_.at(c);
+      auto ci = static_cast<size_t>(c);
+      bool consumer_shows = consumer.kind == NodeKind::kOutput || layout_reaches_[ci] ||
+                            layout_needs_[ci] != LayoutUse::kLogical;
+      for (NodeId op : consumer.operands) {
+        auto oi = static_cast<size_t>(op);
+        if (consumer.layout_parent == op) {
+          // A view of `op` (or as_strided_scatter addressing it): its own layout
+          // needs are followed exactly elsewhere; what is computed from it is not.
+          layout_reaches_[oi] =
+              layout_reaches_[oi] || layout_reaches_[ci] || consumer.kind == NodeKind::kOutput;
+        } else if (consumer.scatter.kind != ScatterKind::kNone && consumer.scatter_src == op &&
+                   consumer.self != op) {
+          continue;
+        } else {
+          layout_reaches_[oi] = layout_reaches_[oi] || consumer_shows;
+        }
+      }
+    }
+  }
+
+  // Does moving `moved`'s result into `home` give it another layout (strides of
+  // dims that may hold more than one element)? Unknown counts as yes.
+  bool layout_differs(NodeId moved, NodeId home) {
+    auto to = effective_geom(home);
+    if (!to) return true;
+    return !own_geom(moved).same_layout(*to);
   }
 
   // Would anything notice that `moved`'s value now lives in `home`'s layout?
@@ -369,7 +415,8 @@ class Walk {
       }
       removable.push_back(j);
     }
-    if (layout_change_is_visible(i, self_node)) {
+    if (layout_change_is_visible(i, self_node) ||
+        (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, self_node))) {
       decisions_[static_cast<size_t>(i)] = refuse(Reason::kLayoutSensitiveUse);
       return;
     }
@@ -447,6 +494,7 @@ class Walk {
   std::vector<NodeId> rep_;
   std::vector<Decision> decisions_;
   std::vector<LayoutUse> layout_needs_;
+  std::vector<bool> layout_reaches_;
   std::vector<std::vector<NodeId>> layout_children_;
 };
 

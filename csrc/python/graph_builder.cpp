@@ -23,13 +23,13 @@ std::vector<Extent> extents(const py::handle& h) {
   return out;
 }
 
-// (sizes, strides, offset, proven_dense) starting at t[first].
+// (sizes, strides, offset, proven_dense_order) starting at t[first].
 Geometry read_geometry(const py::tuple& t, size_t first) {
   Geometry geom;
   geom.sizes = extents(t[first]);
   geom.strides = extents(t[first + 1]);
   geom.offset = extent(t[first + 2]);
-  geom.proven_dense = t[first + 3].cast<bool>();
+  if (!t[first + 3].is_none()) geom.proven_dense_order = t[first + 3].cast<std::vector<int32_t>>();
   if (geom.sizes.size() != geom.strides.size()) throw py::value_error("sizes and strides differ in rank");
   return geom;
 }
@@ -39,7 +39,8 @@ NodeId node_ref(const py::handle& h) { return h.is_none() ? kNoNode : h.cast<Nod
 TensorValue read_value(Graph& g, const py::handle& h) {
   auto t = h.cast<py::tuple>();
   if (t.size() != 6)
-    throw py::value_error("tensor record must be (storage, sizes, strides, offset, proven_dense, dtype)");
+    throw py::value_error(
+        "tensor record must be (storage, sizes, strides, offset, proven_dense_order, dtype)");
   TensorValue v;
   v.storage = t[0].cast<StorageId>();
   Geometry geom = read_geometry(t, 1);

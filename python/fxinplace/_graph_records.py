@@ -5,7 +5,7 @@ Record layout (one tuple per node, graph order):
    scatter, self, scatter_src, view_of, operands, results, layout_use, layout_parent)
 scatter = None or (kind, ints, sizes, strides, replayable, view_geometry);
 node references are indices; results = [(storage, *geometry, dtype_code), ...];
-a geometry is (sizes, strides, offset, proven_dense), each extent an int or a
+a geometry is (sizes, strides, offset, proven_dense_order), each extent an int or a
 `_C.Symbol` (a symbolic size the planner knows only by identity).
 """
 
@@ -113,35 +113,44 @@ class _Symbols:
         return found
 
     def geometry(self, t: torch.Tensor, offset: Any) -> tuple:
-        """(sizes, strides, offset, proven_dense) of `t`, laid at `offset`."""
+        """(sizes, strides, offset, proven_dense_order) of `t`, laid at `offset`."""
         if type(offset) is int and _static(t):
-            return (list(t.shape), list(t.stride()), offset, False)
+            return (list(t.shape), list(t.stride()), offset, None)
         return (
             self.extents(t.shape),
             self.extents(t.stride()),
             self.extent(offset),
-            _proven_dense(t.shape, t.stride()),
+            _proven_dense_order(t.shape, t.stride()),
         )
 
 
-def _proven_dense(sizes: Any, strides: Any) -> bool:
-    """Whether a symbolic tensor is non-overlapping and dense for every value of
-    its symbols, decided without adding guards: the dims are ordered innermost
-    first by repeatedly taking one whose stride is statically the product of the
-    sizes already taken (size-1 dims do not count)."""
+def _proven_dense_order(sizes: Any, strides: Any) -> list[int] | None:
+    """If a symbolic tensor is non-overlapping and dense for every value of its
+    symbols, its dims from the innermost out (size-1 dims left out); else None.
+    Decided without adding guards: the dims are ordered by repeatedly taking one
+    whose stride is statically the product of the sizes already taken, or
+    max(1, that product) as empty_strided writes it (the two differ only when
+    the product is 0, and then the tensor has no elements)."""
     from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-    if any(statically_known_true(s == 0) for s in sizes):
-        return True
+    def stride_is(stride: Any, expected: Any) -> bool:
+        if statically_known_true(stride == expected):
+            return True
+        return isinstance(expected, torch.SymInt) and statically_known_true(
+            stride == torch.sym_max(1, expected)
+        )
+
     left = [d for d in range(len(sizes)) if not statically_known_true(sizes[d] == 1)]
+    order: list[int] = []
     expected: Any = 1
     while left:
-        step = next((d for d in left if statically_known_true(strides[d] == expected)), None)
+        step = next((d for d in left if stride_is(strides[d], expected)), None)
         if step is None:
-            return False
+            return None
         left.remove(step)
+        order.append(step)
         expected = expected * sizes[step]
-    return True
+    return order
 
 
 def _static(t: torch.Tensor) -> bool:

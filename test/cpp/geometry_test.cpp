@@ -210,7 +210,7 @@ Geometry unbacked_rows(Int cols, Int offset = 0) {
   g.sizes = {Extent::symbolic(0), cols};
   g.strides = {cols, 1};
   g.offset = offset;
-  g.proven_dense = true;
+  g.proven_dense_order = std::vector<int32_t>{1, 0};
   return g;
 }
 
@@ -233,7 +233,7 @@ TEST(SymbolicGeometry, OverlapQuestionsGetTheCautiousAnswer) {
   column.sizes[1] = 1;
   EXPECT_TRUE(a.may_overlap(column));
   EXPECT_FALSE(a.has_internal_overlap());  // proven dense by the frontend
-  a.proven_dense = false;
+  a.proven_dense_order.reset();
   EXPECT_TRUE(a.has_internal_overlap());
   EXPECT_FALSE(replay_view(spec(ScatterKind::kSelect, {0, 0}), a));
   EXPECT_FALSE(relocate_view(column, a, a));

@@ -314,3 +314,25 @@ TEST(Planner, DeepViewChainsAreWalkedWithoutRecursion) {
   b.output({add});
   EXPECT_EQ(at(b.plan(), add).action, Action::kInplace);
 }
+
+// y = op(x) laid out transposed; z = op(y) contiguous (masked_scatter); w = op(z); return w
+// Writing z into y gives z, and so w, y's transposed layout, and the graph
+// output would show it: refused. Without the output reading w it is fine.
+TEST(Planner, AMovedLayoutShownThroughAComputedResultIsRefused) {
+  for (bool returned : {true, false}) {
+    Builder b;
+    NodeId x = b.input({3, 4});
+    NodeId y = b.op({x}, {3, 4}, /*has_inplace=*/false);
+    Node& yn = b.g.at(y);
+    yn.results[0].geom = b.g.geom(fxinplace::core::testing::strided({3, 4}, {1, 3}));
+    NodeId z = b.op({y}, {3, 4});
+    NodeId w = b.op({z}, {3, 4}, /*has_inplace=*/false);
+    b.output(returned ? std::vector<NodeId>{w} : std::vector<NodeId>{});
+    Plan p = b.plan();
+    if (returned) {
+      EXPECT_EQ(at(p, z).reason, Reason::kLayoutSensitiveUse);
+    } else {
+      EXPECT_EQ(at(p, z).action, Action::kInplace);
+    }
+  }
+}

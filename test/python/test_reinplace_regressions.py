@@ -145,3 +145,20 @@ def test_ops_without_inplace_variant_say_so():
         if d.reason_code == "no_inplace_variant"
     }
     assert {"mm", "embedding", "index", "bmm"} <= no_variant, report.explain()
+
+
+def _masked_scatter_then_flatten(x, mask, source):
+    y = x + 0  # laid out like x: transposed
+    z = torch.masked_scatter(y, mask, source)  # functional result: contiguous
+    return (z * 2).view(-1)
+
+
+def test_a_moved_layout_that_a_later_computed_result_shows_is_refused():
+    # masked_scatter_ into `y` would give `z` (and `z * 2`, which follows its
+    # input's layout) the transposed layout, and the final view(-1) fails on it.
+    args = (torch.randn(4, 3).t(), torch.rand(3, 4) > 0.5, torch.randn(12))
+    gm = make_fx(torch.func.functionalize(_masked_scatter_then_flatten))(*args)
+    report = fxinplace.reinplace_report(gm, *args)
+    by_node = {d.node: d for d in report.decisions}
+    assert by_node["masked_scatter"].reason_code == "layout_sensitive_use", report.explain()
+    torch.testing.assert_close(gm(*args), _masked_scatter_then_flatten(*args))
