@@ -21,7 +21,9 @@ from fxinplace import _C
 from fxinplace._auto_functionalized import AFV2
 from fxinplace._auto_functionalized import check_node as check_auto_functionalized
 from fxinplace._errors import ReinplaceInputError
-from fxinplace._metadata import Fresh, Metadata
+from fxinplace._higher_order import check_node as check_higher_order
+from fxinplace._higher_order import is_opaque_higher_order
+from fxinplace._metadata import Fresh, Metadata, check_tensor_kind
 from fxinplace._op_info import LAYOUT_LOGICAL, SCATTER_VIEWS, VIEW_MULTI, VIEW_SINGLE, op_info
 
 KIND_INPUT, KIND_CONSTANT, KIND_OP, KIND_GETITEM, KIND_OTHER, KIND_OUTPUT = range(6)
@@ -38,6 +40,8 @@ def validate(gm: Any, sample_args: tuple) -> None:
             f"the graph has {len(placeholders)} placeholders "
             f"({', '.join(n.name for n in placeholders)}) but {len(sample_args)} sample args were given"
         )
+    for i, (node, arg) in enumerate(zip(placeholders, sample_args, strict=True)):
+        _check_sample_arg(i, node, arg)
     for node in gm.graph.nodes:
         if node.op in ("call_module", "call_method"):
             raise ReinplaceInputError(
@@ -53,29 +57,79 @@ def validate(gm: Any, sample_args: tuple) -> None:
                 # _auto_functionalized drops its clones after the native pass.
                 check_auto_functionalized(node)
                 continue
-            raise ReinplaceInputError(
-                f"node {node.name!r}: higher-order op {target.name()} is not supported "
-                "(of the higher-order ops only auto_functionalized_v2 is)"
-            )
+            check_higher_order(node)  # an opaque reader (see _higher_order)
+            continue
         if isinstance(target, torch._ops.OpOverloadPacket):
             raise ReinplaceInputError(
                 f"node {node.name!r}: target {target} is an overload packet; "
                 "the pass needs a concrete overload such as torch.ops.aten.add.Tensor"
             )
         if isinstance(target, torch._ops.OpOverload):
-            if op_info(target).mutates and not _is_input_copy(node):
+            if op_info(target).mutates and not _is_input_write_back(node):
                 raise ReinplaceInputError(
                     f"node {node.name!r}: {target} mutates its arguments; the pass expects a "
-                    "functional graph (the only mutation allowed is copy_ into a graph input)"
+                    "functional graph (the only mutations allowed are functionalization's write-backs "
+                    "into graph inputs: copy_, resize_ and as_strided_)"
                 )
             continue
         if target is operator.getitem:
             continue
 
 
-def _is_input_copy(node: Node) -> bool:
+# Functionalization writes a mutated input back with copy_, after giving it its
+# new size or layout with resize_ / as_strided_ when the program changed those.
+_METADATA_WRITE_BACKS = (torch.ops.aten.resize_.default, torch.ops.aten.as_strided_.default)
+
+
+def _check_sample_arg(i: int, node: Node, arg: Any) -> None:
+    """A sample arg must be what the graph was traced with: a tensor of the
+    recorded dtype, rank and (where the trace fixed them) sizes. Planning on
+    another would produce a graph that fails or is wrong on the real inputs."""
+    if isinstance(arg, torch.Tensor):
+        check_tensor_kind(arg, f"sample arg {i}")
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor):
+        if isinstance(arg, torch.Tensor) and isinstance(val, (int, float, bool, torch.SymInt)):
+            raise ReinplaceInputError(
+                f"sample arg {i} (placeholder {node.name!r}) is a tensor, but the graph was traced "
+                f"with the {type(val).__name__} {val}"
+            )
+        return
+    where = f"sample arg {i} (placeholder {node.name!r})"
+    if not isinstance(arg, torch.Tensor):
+        raise ReinplaceInputError(
+            f"{where} is {type(arg).__name__} {arg!r}, but the graph was traced with a tensor of "
+            f"shape {tuple(val.shape)} and dtype {val.dtype}"
+        )
+    problems = []
+    if arg.dtype != val.dtype:
+        problems.append(f"dtype {arg.dtype} instead of {val.dtype}")
+    if arg.device.type != val.device.type:
+        problems.append(f"device {arg.device} instead of {val.device}")
+    if arg.dim() != val.dim():
+        problems.append(f"{arg.dim()} dims instead of {val.dim()}")
+    else:
+        fixed = [
+            (d, want, got)
+            for d, (want, got) in enumerate(zip(val.shape, arg.shape, strict=True))
+            if type(want) is int and type(got) is int and want != got
+        ]
+        problems.extend(f"size {got} instead of {want} at dim {d}" for d, want, got in fixed)
+    if problems:
+        raise ReinplaceInputError(
+            f"{where} does not match the value the graph was traced with: " + "; ".join(problems)
+        )
+
+
+def _is_input_write_back(node: Node) -> bool:
     dst = node.args[0] if node.args else None
-    return node.target is torch.ops.aten.copy_.default and isinstance(dst, Node) and dst.op == "placeholder"
+    if not isinstance(dst, Node):
+        return False
+    if node.target in _METADATA_WRITE_BACKS:
+        return dst.op == "placeholder"
+    if node.target is not torch.ops.aten.copy_.default:
+        return False
+    return dst.op == "placeholder" or (dst.target in _METADATA_WRITE_BACKS and _is_input_write_back(dst))
 
 
 def _reject_tensor_math(node: Node, env: dict[Node, Any]) -> None:
@@ -298,7 +352,7 @@ def build_records(gm: GraphModule, metadata: Metadata) -> tuple[list, list[Node]
             kind = KIND_CONSTANT
         elif node.op == "output":
             kind, results = KIND_OUTPUT, []
-        elif target is AFV2:
+        elif target is AFV2 or is_opaque_higher_order(target):
             pass  # KIND_OTHER: reads every operand, its results are its own storages
         elif not isinstance(target, torch._ops.OpOverload) and target is not operator.getitem:
             _reject_tensor_math(node, env)
@@ -313,7 +367,8 @@ def build_records(gm: GraphModule, metadata: Metadata) -> tuple[list, list[Node]
             info = op_info(target)
             view, self_is_tensor, pointwise, is_resize = (
                 info.view,
-                info.self_is_tensor,
+                # A write-back into an input already writes in place: no candidate.
+                info.self_is_tensor and not info.mutates,
                 info.pointwise,
                 info.is_resize,
             )

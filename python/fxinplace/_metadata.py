@@ -85,7 +85,7 @@ def _static(t: torch.Tensor) -> bool:
     return all(type(s) is int for s in t.shape) and all(type(s) is int for s in t.stride())
 
 
-def _check_tensor_kind(t: torch.Tensor, where: str) -> None:
+def check_tensor_kind(t: torch.Tensor, where: str) -> None:
     if t.is_sparse or t.layout != torch.strided:
         raise ReinplaceInputError(f"{where}: sparse or non-strided tensors are not supported")
     if t.is_quantized:
@@ -220,6 +220,12 @@ def _propagate_fake(
                 value = attr_of(gm, node.target)
                 env[node] = _fake(mode, value)
             elif node.op == "call_function":
+                target = node.target
+                if isinstance(target, torch._ops.OpOverload) and op_info(target).mutates:
+                    # A write-back into an input (validated): its result is that
+                    # input. Not run: resize_ cannot resize a fake input's storage.
+                    env[node] = _map(node.args[0], env)
+                    continue
                 try:
                     env[node] = _run(node, env, runners)
                 except Exception as e:
@@ -321,12 +327,12 @@ def propagate(
     runners = runners or {}
     for i, arg in enumerate(sample_args):
         if isinstance(arg, torch.Tensor):
-            _check_tensor_kind(arg, f"sample arg {i}")
+            check_tensor_kind(arg, f"sample arg {i}")
     for node in gm.graph.nodes:
         if node.op == "get_attr":
             value = attr_of(gm, node.target)
             if isinstance(value, torch.Tensor):
-                _check_tensor_kind(value, f"node {node.name!r} (get_attr {node.target})")
+                check_tensor_kind(value, f"node {node.name!r} (get_attr {node.target})")
     if metadata == "fake":
         return Metadata(_propagate_fake(gm, sample_args, runners), "fake")
     mode = _symbolic_trace_mode(gm)

@@ -14,6 +14,7 @@ from fxinplace import _C
 from fxinplace._apply_plan import apply_plan
 from fxinplace._auto_functionalized import metadata_runners, reinplace_auto_functionalized
 from fxinplace._graph_records import build_records, validate
+from fxinplace._higher_order import metadata_runners as higher_order_runners
 from fxinplace._metadata import propagate
 
 
@@ -90,7 +91,8 @@ def _reinplace_report(gm: GraphModule, sample_args: tuple, *, metadata: str) -> 
 
 def _run_pass(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
     validate(gm, sample_args)
-    found = propagate(gm, sample_args, metadata=metadata, runners=metadata_runners(gm, sample_args))
+    runners = {**metadata_runners(gm, sample_args), **higher_order_runners(gm)}
+    found = propagate(gm, sample_args, metadata=metadata, runners=runners)
     path = found.path
     records, nodes, num_storages = build_records(gm, found)
     del found

@@ -524,19 +524,26 @@ def test_fake_metadata_path():
     check_eager(f, gm, [x, w])
 
 
-def test_sample_args_of_other_shapes():
-    # Recorded values describe (3,) tensors: the metadata comes from running
-    # the operator's fake kernel on the sample args instead.
+def test_metadata_from_the_fake_kernel():
+    # The metadata comes from running the operator's fake kernel on the sample
+    # args instead of the recorded values.
     def f(x, w):
         c = x.clone()
         r = scale_ret_(c, w)
         return c, r
 
-    gm = trace(f, torch.zeros(3), torch.ones(3))
     x, w = torch.arange(4.0), torch.full((4,), 2.0)
-    fxinplace.reinplace(gm, x, w)
+    gm = trace(f, torch.zeros(4), torch.ones(4))
+    report = _reinplace_report(gm, (x, w), metadata="fake")
+    assert report.metadata_path == "fake"
     assert count(gm, AFV2) == 0
     check_eager(f, gm, [x, w])
+
+
+def test_sample_args_of_other_shapes_are_refused():
+    gm = trace(lambda x, w: scale_ret_(x.clone(), w), torch.zeros(3), torch.ones(3))
+    with pytest.raises(fxinplace.ReinplaceInputError, match="size 4 instead of 3"):
+        fxinplace.reinplace(gm, torch.arange(4.0), torch.full((4,), 2.0))
 
 
 def test_partial_node_from_elsewhere_is_understood():
@@ -556,13 +563,13 @@ def test_partial_node_from_elsewhere_is_understood():
     check_eager(f, gm, [x])
 
 
-def test_partial_node_with_fake_metadata_for_other_shapes():
+def test_partial_node_with_fake_metadata():
     def f(x):
         a = x + 1
         out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[a], _only_clone_these_bases=(0,))
         return out[1] * 2, a
 
-    gm = trace_direct(f, torch.zeros(3))
+    gm = trace_direct(f, torch.zeros(5))
     x = torch.arange(5.0)
     report = _reinplace_report(gm, (x,), metadata="fake")
     [node] = afv2_nodes(gm)

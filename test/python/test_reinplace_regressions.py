@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.passes.reinplace import reinplace as stock_reinplace
 
 import fxinplace
 
@@ -162,3 +163,93 @@ def test_a_moved_layout_that_a_later_computed_result_shows_is_refused():
     by_node = {d.node: d for d in report.decisions}
     assert by_node["masked_scatter"].reason_code == "layout_sensitive_use", report.explain()
     torch.testing.assert_close(gm(*args), _masked_scatter_then_flatten(*args))
+
+
+def _write_back_after_resize(x):
+    x.resize_(6)
+    x.fill_(1)
+    return x + 1
+
+
+def _write_back_after_transpose(x):
+    x.t_()
+    x.mul_(2)
+    return x + 1
+
+
+@pytest.mark.parametrize("pipeline", ["torch_func", "fxinplace"])
+@pytest.mark.parametrize("fn", [_write_back_after_resize, _write_back_after_transpose])
+def test_metadata_write_backs_into_inputs_are_accepted(fn, pipeline):
+    # Both functionalizations write a resized or restrided input back with
+    # resize_ / as_strided_ and then copy_; the pass once refused the graph.
+    _assert_same_as_eager(fn, [torch.randn(2, 3)], pipeline)
+
+
+def _cond_reads_an_intermediate_then_it_is_reused(x):
+    y = x + 1
+    before = y * 3  # must not be written into y: cond still reads y
+    z = torch.cond(y.sum() > 0, lambda t: t.sin(), lambda t: t.cos(), (y,))
+    return z * 2, before, y.relu()  # relu may write into y: nothing reads y after it
+
+
+def _while_loop_over_an_intermediate(x):
+    y = x * 2
+    _, out = torch.while_loop(lambda i, t: i < 3, lambda i, t: (i + 1, t + 1), (torch.tensor(0), y))
+    return out.neg(), y + 1
+
+
+_HOP_PROGRAMS = [_cond_reads_an_intermediate_then_it_is_reused, _while_loop_over_an_intermediate]
+_FUNCTIONALIZE_CANNOT_TRACE_HOPS = pytest.mark.xfail(
+    strict=True,
+    reason="fxinplace.functionalize of torch.cond/while_loop: being fixed on the functionalize side",
+)
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    ["torch_func", "torch_func_dce", pytest.param("fxinplace", marks=_FUNCTIONALIZE_CANNOT_TRACE_HOPS)],
+)
+@pytest.mark.parametrize("fn", _HOP_PROGRAMS)
+def test_higher_order_ops_are_opaque_readers(fn, pipeline):
+    # The graph was refused as a whole once; the stock pass re-inplaces around
+    # them. Each is an opaque reader of its operands returning fresh tensors.
+    _assert_same_as_eager(fn, [torch.randn(4)], pipeline)
+
+
+def test_around_cond_the_same_rewrites_as_stock():
+    x = torch.randn(4)
+    gm = _tf(_cond_reads_an_intermediate_then_it_is_reused, [x])
+    stock = _tf(_cond_reads_an_intermediate_then_it_is_reused, [x])
+    fxinplace.reinplace(gm, x)
+    stock_reinplace(stock, x)
+    assert gm.code == stock.code
+    assert "relu_" in gm.code and "mul_" in gm.code and "mul_(add" not in gm.code
+
+
+def _add_one(x):
+    return (x + 1).relu()
+
+
+@pytest.mark.parametrize(
+    "sample, message",
+    [
+        (torch.randn(5, 3), "size 5 instead of 4 at dim 0"),
+        (torch.randn(4, 3, dtype=torch.float64), "dtype torch.float64 instead of torch.float32"),
+        (torch.randn(12), "1 dims instead of 2"),
+        (3, "is int 3, but the graph was traced with a tensor of shape (4, 3)"),
+    ],
+)
+def test_sample_args_must_match_the_traced_values(sample, message):
+    # Such sample args were once accepted silently, and the rewritten graph
+    # failed on the real inputs.
+    gm = _tf(_add_one, [torch.randn(4, 3)])
+    with pytest.raises(fxinplace.ReinplaceInputError, match="sample arg 0 .placeholder 'x_1'. ") as info:
+        fxinplace.reinplace(gm, sample)
+    assert message in str(info.value)
+
+
+def test_a_symbolic_trace_accepts_sample_args_of_other_sizes():
+    gm = make_fx(torch.func.functionalize(_add_one), tracing_mode="symbolic")(torch.randn(4, 3))
+    fxinplace.reinplace(gm, torch.randn(6, 5))
+    x = torch.randn(2, 7)
+    torch.testing.assert_close(gm(x), _add_one(x))

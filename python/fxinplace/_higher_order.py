@@ -1,0 +1,100 @@
+"""Higher-order ops (torch.cond, while_loop, map, scan, invoke_subgraph, ...) in a graph to re-inplace.
+
+The pass does not look inside their subgraphs: a higher-order op node is an
+opaque reader of every tensor it is given, returning fresh tensors, as the stock
+pass treats it. Nothing is re-inplaced into an operand while the node still
+needs it, and the node itself is never rewritten.
+
+Fresh outputs are an assumption the recorded values can check: torch forbids
+these ops' outputs to alias their inputs, and a graph whose recorded output
+shares storage with an operand is refused rather than planned on a wrong
+alias picture. A few HOPs are refused (see _REFUSED); auto_functionalized_v2
+has its own handling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+from fxinplace._errors import ReinplaceInputError
+
+# Higher-order ops the pass refuses, and why. Treating these as opaque readers
+# would be wrong: the first writes into its operands; the second returns a
+# mutated argument's new value, which the pass does not model yet (its v2 is).
+_REFUSED = {
+    "triton_kernel_wrapper_mutation": "mutates its operands; the pass expects a functional graph",
+    "auto_functionalized": "is not supported (auto_functionalized_v2 is)",
+}
+
+
+def is_opaque_higher_order(target: Any) -> bool:
+    return isinstance(target, torch._ops.HigherOrderOperator) and target.name() not in _REFUSED
+
+
+def check_node(node: Node) -> None:
+    """Raise ReinplaceInputError for a higher-order op the pass cannot treat as opaque."""
+    name = node.target.name()
+    if name in _REFUSED:
+        raise ReinplaceInputError(f"node {node.name!r}: higher-order op {name} {_REFUSED[name]}")
+    outputs = _tensor_storages(node.meta.get("val"))
+    inputs = set()
+    for arg in node.all_input_nodes:
+        inputs |= _tensor_storages(arg.meta.get("val"))
+    if outputs & inputs:
+        raise ReinplaceInputError(
+            f"node {node.name!r}: higher-order op {name} returns a tensor that shares memory with "
+            "one of its operands; the pass treats these ops as returning fresh tensors"
+        )
+
+
+def _tensor_storages(value: Any) -> set[int]:
+    if isinstance(value, torch.Tensor):
+        return {value.untyped_storage()._cdata}
+    if isinstance(value, (list, tuple)):
+        found: set[int] = set()
+        for v in value:
+            found |= _tensor_storages(v)
+        return found
+    return set()
+
+
+class _FreshOutputs:
+    """Takes a higher-order op node's place while `_metadata.propagate` runs:
+    returns fresh tensors shaped like the node's recorded outputs, without
+    running the subgraphs. Without a recorded value the op itself runs."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.__name__ = node.target.name()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        val = self.node.meta.get("val")
+        if val is None:
+            return self.node.target(*args, **kwargs)
+        return _fresh_like(val)
+
+
+def _fresh_like(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        if not all(type(s) is int for s in (*value.shape, *value.stride())):
+            return value  # a symbolic trace's own fake value stands for itself
+        # Under the fake replay a fake tensor on the value's device, else meta.
+        in_fake_mode = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is not None
+        device = value.device if in_fake_mode else "meta"
+        return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_fresh_like(v) for v in value)
+    return value
+
+
+def metadata_runners(gm: GraphModule) -> dict[Node, Callable[..., Any]]:
+    """What computes each opaque higher-order op node's metadata, for `_metadata.propagate`."""
+    return {
+        node: _FreshOutputs(node)
+        for node in gm.graph.nodes
+        if node.op == "call_function" and is_opaque_higher_order(node.target)
+    }
