@@ -174,8 +174,9 @@ def _propagate(
                 env[node] = _run(node, env, runners)
                 continue
             info = op_info(target)
-            if info.mutates:
-                # Only copy_ into an input gets here: its result is that input.
+            if info.mutates or info.returns_its_input:
+                # A write-back into an input (validated), or wait_tensor: its
+                # result is its first argument.
                 env[node] = _map(node.args[0], env)
             elif (
                 use_vals
@@ -221,9 +222,11 @@ def _propagate_fake(
                 env[node] = _fake(mode, value)
             elif node.op == "call_function":
                 target = node.target
-                if isinstance(target, torch._ops.OpOverload) and op_info(target).mutates:
-                    # A write-back into an input (validated): its result is that
-                    # input. Not run: resize_ cannot resize a fake input's storage.
+                info = op_info(target) if isinstance(target, torch._ops.OpOverload) else None
+                if info is not None and (info.mutates or info.returns_its_input):
+                    # A write-back into an input (validated), or wait_tensor: its
+                    # result is its first argument. Not run: resize_ cannot resize
+                    # a fake input's storage, wait_tensor's fake result is fresh.
                     env[node] = _map(node.args[0], env)
                     continue
                 try:
@@ -301,7 +304,7 @@ def _propagate_symbolic(
                     env[node] = node.meta["val"]
                 else:
                     info = op_info(target)
-                    if info.mutates:
+                    if info.mutates or info.returns_its_input:
                         env[node] = _map(node.args[0], env)
                     elif info.view != VIEW_NONE or info.aliases_without_annotation:
                         env[node] = _run(node, env, runners)

@@ -24,9 +24,15 @@ SCATTER_VIEWS: dict[Any, Any] = {
     torch.ops.aten.as_strided_scatter.default: torch.ops.aten.as_strided.default,
 }
 
+# Ops that return their (first) input itself although their schema, and their
+# fake kernel, say the result is fresh: waiting on a collective hands back the
+# very buffer the collective wrote. They are views of their input to the pass.
+RETURNS_ITS_INPUT = {torch.ops._c10d_functional.wait_tensor.default}
+
 # Ops whose result shares its input's memory at run time although their schema
-# does not say so; the metadata pass runs them instead of trusting `meta['val']`.
-ALIASING_WITHOUT_ANNOTATION = {torch.ops.aten._unsafe_view.default}
+# does not say so; the metadata pass runs them (or, for RETURNS_ITS_INPUT, passes
+# the input through) instead of trusting `meta['val']`.
+ALIASING_WITHOUT_ANNOTATION = {torch.ops.aten._unsafe_view.default, *RETURNS_ITS_INPUT}
 
 # Elementwise in effect though not tagged pointwise: reading self's own memory
 # through an identically laid-out alias is safe for them.
@@ -62,6 +68,7 @@ class OpInfo:
     scatter_kind: int
     is_resize: bool
     aliases_without_annotation: bool
+    returns_its_input: bool
     layout_use: int
 
 
@@ -85,8 +92,9 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         namespace, name = schema.name.split("::", 1)
         packet = getattr(getattr(torch.ops, namespace), name + "_")
         inplace = getattr(packet, facts["inplace_overload"] or "default")
+    returns_its_input = target in RETURNS_ITS_INPUT
     return OpInfo(
-        view=facts["view"],
+        view=VIEW_SINGLE if returns_its_input else facts["view"],
         self_is_tensor=facts["self_is_tensor"],
         mutates=facts["mutates"],
         pointwise=facts["pointwise"] or target in ELEMENTWISE_UNTAGGED,
@@ -95,6 +103,7 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         scatter_kind=SCATTER_KINDS.get(target, 0),
         is_resize=target is torch.ops.aten.resize.default,
         aliases_without_annotation=target in ALIASING_WITHOUT_ANNOTATION,
+        returns_its_input=returns_its_input,
         layout_use=_layout_use(target, facts["view"]),
     )
 
