@@ -1,0 +1,44 @@
+"""Known failures of the random pipeline run, in one place, each with its issue text.
+
+``test_random_pipelines.py`` xfails a program whose every failure is known here, and fails
+it on any other; ``benchmarks/run_random_pipelines.py`` marks known groups. A failure is
+known when its half and signature match an entry (``signatures`` are regular expressions,
+matched in full against the normalised signature) and, where ``source`` is given, the
+program's source matches that regular expression (to keep a generic symptom such as
+"output value" from hiding a different bug).
+
+Remove an entry when its fix lands: the programs it covered must then pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["KNOWN_ISSUES", "KnownIssue", "known_issue"]
+
+
+@dataclass(frozen=True)
+class KnownIssue:
+    issue: str
+    half: str  # "reinplace" or "functionalize"
+    signatures: tuple[str, ...]
+    source: str | None = None
+
+
+KNOWN_ISSUES: tuple[KnownIssue, ...] = ()
+
+
+def known_issue(half: str, signature: str, source: str | None) -> str | None:
+    """The issue text of the known failure this is, or None.
+
+    ``source=None`` (a group, not one program) matches entries regardless of their
+    ``source`` pattern.
+    """
+    for known in KNOWN_ISSUES:
+        if known.half != half or not any(re.fullmatch(p, signature) for p in known.signatures):
+            continue
+        if source is not None and known.source is not None and not re.search(known.source, source):
+            continue
+        return known.issue
+    return None
