@@ -1,10 +1,10 @@
 """Shrinking a failing random program: delete statements and returns while the failure persists.
 
-Greedy, to a fixed point: each statement (a guarded eager-rejected line is one statement)
-and each returned expression is dropped in turn, and the smaller program is kept when the
-same pipeline still reports a finding with the same signature. Deleting a definition that
-is still used makes eager raise ``NameError``; the pipelines then report an expected error,
-not the failure, so such deletions are rejected by the same test.
+Greedy, to a fixed point: each statement (a guarded eager-rejected line is one statement),
+each returned expression and each input ``f`` no longer uses is dropped in turn, and the
+smaller program is kept when the same pipeline still reports a finding with the same
+signature. Deleting a definition that is still used makes eager raise ``NameError``; the
+pipelines then report an expected error, not the failure, so such deletions are rejected by the same test.
 """
 
 from __future__ import annotations
@@ -42,6 +42,12 @@ def _shrink_once(program: RandomProgram, fails: Callable[[RandomProgram], bool])
             break
         smaller = program.with_parts(program.body, program.returns[:i] + program.returns[i + 1 :])
         if fails(smaller):
+            program = smaller
+    for name in reversed(program.inputs):
+        if len(program.inputs) == 1:
+            break
+        smaller = program.without_input(name)
+        if smaller is not None and fails(smaller):
             program = smaller
     return program
 

@@ -51,6 +51,13 @@ def observe(call: Callable[..., Any], args: Sequence[Any]) -> Observed:
             out = call(*args)
     except Exception as exc:  # noqa: BLE001 - recorded and compared
         return Observed(error=exc)
+    try:
+        return _record(out, args)
+    except Exception as exc:  # noqa: BLE001 - outputs eager itself cannot read count as an error
+        return Observed(error=exc)
+
+
+def _record(out: Any, args: Sequence[Any]) -> Observed:
     leaves, spec = pytree.tree_flatten(out)
     arg_storages = [_storage(a) if isinstance(a, torch.Tensor) else None for a in args]
     aliases, storages = [], []
@@ -111,10 +118,14 @@ def differences(
     got: Observed,
     want: Observed,
     *,
-    strides: bool = True,
+    strides: bool | str = True,
     aliasing: str = "equal",
 ) -> list[tuple[str, str]]:
     """What differs between two successful runs on equal inputs.
+
+    ``strides``: compare the defined strides of every output (True), of the outputs that
+    share no storage with an input in ``want`` (``"fresh"``: a functionalized program
+    returns a new tensor where eager returns an input or a view of one), or none (False).
 
     ``aliasing``: ``"equal"`` (the same input/output and output/output sharing),
     ``"no_new"`` (``got`` shares no storage with an input where ``want`` does not), or
@@ -127,7 +138,7 @@ def differences(
         diff = _value_difference(g, w)
         if diff is not None:
             found.append((f"output {diff[0]}", f"output[{i}]: {diff[1]}"))
-        elif strides and isinstance(w, torch.Tensor):
+        elif strides and isinstance(w, torch.Tensor) and not (strides == "fresh" and want.input_aliases[i]):
             gs = _defined_strides(g, got.out_strides[i])
             ws = _defined_strides(w, want.out_strides[i])
             if gs != ws:

@@ -114,6 +114,28 @@ class RandomProgram:
         """The same program with other statements or returns (used by minimisation)."""
         return replace(self, body=tuple(body), returns=tuple(returns))
 
+    def without_input(self, name: str) -> RandomProgram | None:
+        """The program without input ``name`` (None if ``f`` uses it).
+
+        Its line in ``make_args`` goes too unless another input is made from it; the other
+        inputs' values may change (they come from one generator), so minimisation re-checks.
+        """
+        pattern = re.compile(rf"\b{name}\b")
+        if any(pattern.search(text) for text in (*self.body, *self.returns)):
+            return None
+        lines = self.make_args_source.splitlines()
+        made_from = [
+            line for line in lines if pattern.search(line) and not line.lstrip().startswith(f"{name} =")
+        ]
+        keep = [
+            line
+            for line in lines
+            if not (line.lstrip().startswith(f"{name} =") and len(made_from) == 1)  # only the return uses it
+        ]
+        inputs = tuple(i for i in self.inputs if i != name)
+        keep[-1] = "    return (" + ", ".join(inputs) + ("," if len(inputs) == 1 else "") + ")"
+        return replace(self, make_args_source="\n".join(keep) + "\n", inputs=inputs)
+
 
 @dataclass
 class _Var:

@@ -79,7 +79,8 @@ def view_step(rng: random.Random, expr: str, ts: Sequence[torch.Tensor]) -> tupl
             continue
         if kind == "neg" and t.dtype == torch.bool:
             continue
-        if kind == "dtype" and t.dtype not in DTYPE_VIEWS:
+        # A dtype view of a tensor with the neg or conj bit cannot even be read in eager.
+        if kind == "dtype" and (t.dtype not in DTYPE_VIEWS or t.is_neg() or t.is_conj()):
             continue
         # Complex programs are the only ones with conj views and real/imag: use them more there.
         kinds.append((kind, weight * 2.5 if family_complex and kind in ("conj", "real_imag") else weight))
