@@ -40,6 +40,7 @@ from random_pipelines_known import known_issue  # noqa: E402
 from fxinplace.testing.broken_passes import inplace_first_candidate  # noqa: E402
 from fxinplace.testing.campaign import FAILURE_KINDS, Campaign, minimized_source, run_seeds  # noqa: E402
 from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE, WRONG  # noqa: E402
+from fxinplace.testing.random_programs import generate  # noqa: E402
 
 
 def _progress(started: float, total: int):
@@ -89,8 +90,19 @@ def main(argv: list[str] | None = None) -> int:
     print(campaign.totals_table() + "\n")
     print(campaign.coverage_table() + "\n")
 
+    sources: dict[int, str] = {}
+
     def annotate(group) -> str | None:
-        return known_issue(group.half, group.signature, None)
+        """The known issue(s) covering every program of the group, or None."""
+        issues = set()
+        for seed in sorted(set(group.seeds)):
+            if seed not in sources:
+                sources[seed] = generate(seed).source
+            issue = known_issue(group.half, group.signature, sources[seed])
+            if issue is None:
+                return None
+            issues.add(issue)
+        return " | ".join(sorted(issues))
 
     print(campaign.groups_text(FAILURE_KINDS, "FAILURES by pipeline", annotate=annotate) + "\n")
 
@@ -103,8 +115,14 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + campaign.signatures_text([LIMITATION], "TORCH LIMITATIONS (not ours)"))
         print("\n" + campaign.signatures_text([NOTE], "NOTES"))
     unknown = [g for g in campaign.failures if annotate(g) is None]
-    print(f"\n{len(unknown)} failure groups not known" if unknown else "\nno unknown failures")
-    return 1 if unknown else 0
+    if not unknown:
+        print("\nno unknown failures")
+        return 0
+    print(f"\n{len(unknown)} failure groups not (entirely) known; the programs no known issue covers:")
+    for g in unknown:
+        seeds = [s for s in sorted(set(g.seeds)) if known_issue(g.half, g.signature, sources[s]) is None]
+        print(f"- [{g.pipeline}] {g.kind} ({g.half}): {g.signature}\n    seeds {seeds[:12]}")
+    return 1
 
 
 if __name__ == "__main__":

@@ -39,8 +39,8 @@ def _snapshot(x: Any) -> Any:
 
 
 def _storage(t: torch.Tensor) -> int | None:
-    # Empty storages carry no data; sharing one means nothing.
-    return storage_id(t) if t.untyped_storage().nbytes() else None
+    # An empty tensor shows no element of its storage: sharing one means nothing.
+    return storage_id(t) if t.numel() and t.untyped_storage().nbytes() else None
 
 
 def observe(call: Callable[..., Any], args: Sequence[Any]) -> Observed:

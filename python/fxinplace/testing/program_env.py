@@ -83,13 +83,14 @@ class DualEnv:
         self.lines.append(line)
         return True
 
-    def rejection(self, line: str) -> type[BaseException] | None:
-        """The exception type eager raises for ``line`` at every size, without changing anything.
+    def rejection(self, line: str) -> BaseException | None:
+        """What eager raises for ``line`` (at the first size), if it raises the same type at every
+        size without changing anything.
 
         None if ``line`` runs anywhere, raises different types, or writes before raising
         (then "eager rejects it" would not describe the state the program continues in).
         """
-        raised: set[type[BaseException]] = set()
+        raised: list[BaseException] = []
         for ns in self.spaces:
             before = _state(ns)
             try:
@@ -97,11 +98,11 @@ class DualEnv:
                     warnings.simplefilter("ignore")
                     exec(line, ns)
             except Exception as exc:  # noqa: BLE001
-                raised.add(type(exc))
+                raised.append(exc)
                 if _state(ns) != before:
                     self.reset()
                     return None
             else:
                 self.reset()
                 return None
-        return raised.pop() if len(raised) == 1 else None
+        return raised[0] if len({type(e) for e in raised}) == 1 else None

@@ -33,7 +33,8 @@ DTYPES: tuple[tuple[torch.dtype, float], ...] = (
     (torch.complex64, 1.5),
 )
 
-# Same-size reinterpretations used for dtype-view aliases (and by random_views).
+# Reinterpretations used for dtype-view aliases (and by random_views). Not bool <-> uint8:
+# a write through the uint8 view can leave bytes that are not a valid bool.
 DTYPE_VIEWS: dict[torch.dtype, tuple[torch.dtype, ...]] = {
     torch.float32: (torch.int32, torch.float16),
     torch.float64: (torch.int64, torch.float32, torch.complex64),
@@ -41,8 +42,6 @@ DTYPE_VIEWS: dict[torch.dtype, tuple[torch.dtype, ...]] = {
     torch.int64: (torch.float64, torch.int32),
     torch.int32: (torch.float32, torch.int16),
     torch.int16: (torch.float16,),
-    torch.bool: (torch.uint8,),
-    torch.uint8: (torch.bool,),
     torch.complex64: (torch.float64, torch.int64, torch.float32),
 }
 

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from fxinplace.testing import random_ops as ops
+from fxinplace.testing.errors import normalize_message
 from fxinplace.testing.program_env import DualEnv
 from fxinplace.testing.random_inputs import DTYPES, dtype_family, dtype_name, random_inputs
 from fxinplace.testing.random_views import view_step
@@ -666,8 +667,10 @@ class _Builder:
         if rng.random() < 0.4:
             dtype = result[0].dtype if rng.random() < 0.5 else rng.choices(*zip(*DTYPES, strict=True))[0]
             out = self._new_name()
+            # Empty (resized by the out= op) or zeros: never uninitialised values a program could read.
             size = rng.choice(("0", "1", f"{pure}.shape"))
-            if not self._define(out, f"{out} = torch.empty({size}, dtype=torch.{dtype_name(dtype)})"):
+            factory = "torch.empty" if size == "0" else "torch.zeros"
+            if not self._define(out, f"{out} = {factory}({size}, dtype=torch.{dtype_name(dtype)})"):
                 return False
         else:
             out = self._pick(self.order)
@@ -757,7 +760,7 @@ class _Builder:
                 continue
             category, line = candidate
             raised = self.env.rejection(line)
-            if raised is None or raised.__module__ != "builtins":
+            if raised is None or type(raised).__module__ != "builtins":
                 continue
             self.features |= self.pending | {f"eager-rejected:{category}"}
             self.pending = set()
@@ -765,9 +768,11 @@ class _Builder:
                 self.features.add("eager-rejected: last line (program raises)")
                 self.terminal_line = line
                 return True
+            # Not raising is an error too; the message names eager's error (for signatures).
+            rejects = f"eager rejects: {normalize_message(raised)}"
             block = (
-                f"try:\n    {line}\nexcept {raised.__name__}:\n    pass\n"
-                f"else:\n    raise AssertionError('eager rejects: ' + {line!r})"
+                f"try:\n    {line}\nexcept {type(raised).__name__}:\n    pass\n"
+                f"else:\n    raise AssertionError({rejects!r})"
             )
             if self.env.run(block):
                 self.features.add("eager-rejected: guarded (program continues)")
