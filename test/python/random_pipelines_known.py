@@ -90,6 +90,13 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         source=_ALIASED_INPUTS,
     ),
     KnownIssue(
+        "fxinplace.functionalize: inputs that alias each other through a dtype view "
+        "(f(x, x.view(torch.int32))) do not see each other's writes",
+        "functionalize",
+        (_VALUES,),
+        source=r"(?m)^    x\d+ = (x\d+\.view\(torch\.|torch\.view_as_real\(x)",
+    ),
+    KnownIssue(
         "fxinplace.functionalize: as_strided of a tensor that is itself a view (at its "
         "storage_offset()) is replayed at the wrong offset with remove='mutations_and_views' "
         "(setStorage out of bounds, or other elements)",

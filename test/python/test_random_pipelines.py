@@ -9,7 +9,7 @@ un-reinplaced graph. A program with a wrong result or an internal error fails, u
 one of its failures is a known issue (``random_pipelines_known.py``): then it xfails with the
 issue text.
 
-``FXINPLACE_PIPELINES_COUNT`` sets the number of seeds (default 120: about two minutes on
+``FXINPLACE_PIPELINES_COUNT`` sets the number of seeds (default 200: under three minutes on
 two cores). For thousands of programs, use ``benchmarks/run_random_pipelines.py``.
 
 The harness itself is tested too: a deliberately unsound re-inplacing pass and
@@ -33,7 +33,7 @@ from fxinplace.testing.minimize import minimize
 from fxinplace.testing.pipelines import INTERNAL, PIPELINES, WRONG, ProgramReport, check_program
 from fxinplace.testing.random_programs import generate
 
-COUNT = int(os.environ.get("FXINPLACE_PIPELINES_COUNT", "120"))
+COUNT = int(os.environ.get("FXINPLACE_PIPELINES_COUNT", "200"))
 
 # Reports of the seeds run by test_random_program, for the coverage checks after them.
 _REPORTS: dict[int, ProgramReport] = {}

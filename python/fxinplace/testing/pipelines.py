@@ -201,17 +201,26 @@ class _ProgramCheck:
                 self.traces[key] = exc
         return self.traces[key]
 
-    def _symbolic_stock_misses_it_too(self, p: Pipeline) -> bool:
-        """Under symbolic tracing, torch.func.functionalize misses eager's error too.
+    def _symbolic_only_miss(self, p: Pipeline, missed: str) -> bool:
+        """Eager's error ``missed`` ("Type: message") is missed only by symbolic tracing, as
+        torch.func.functionalize misses it or because it depends on data (IndexError): a make_fx
+        limitation, not ours.
 
-        Fake tensors carry no data, so errors that depend on values (an index out of range)
-        cannot be raised while tracing symbolically: a make_fx limitation, not ours. In real
-        tracing the data is there, and a missed error stays our failure.
+        Fake tensors carry no data, so an index out of range cannot be raised while tracing
+        symbolically. Where the same functionalizer misses the error in real tracing too, the
+        real pipeline reports it.
         """
         if p.tracing != "symbolic":
             return False
+        error = self.eager[self.sizes[0]].error
+        real = self.trace(dataclasses.replace(p, tracing="real"))
+        if error is not None:  # the last line raises: the real trace must have raised
+            real_caught_it = isinstance(real, BaseException) and not _is_unraised_rejection(real)
+        else:  # a guarded line: the real trace must not have reached the guard's AssertionError
+            real_caught_it = not (isinstance(real, BaseException) and _is_unraised_rejection(real))
         stock = self.trace(dataclasses.replace(p, functionalizer="torch.func", remove="mutations"))
-        return not isinstance(stock, BaseException) or _is_unraised_rejection(stock)
+        stock_misses = not isinstance(stock, BaseException) or _is_unraised_rejection(stock)
+        return real_caught_it and (stock_misses or missed.startswith("IndexError"))
 
     def _stock_trace_fails_alike(self, p: Pipeline, exc: BaseException) -> bool:
         """torch.func.functionalize fails the same way under the same tracing (a torch limitation)."""
@@ -255,7 +264,7 @@ class _ProgramCheck:
         if self.eager[self.sizes[0]].error is not None:
             result.expected_error = True
         elif _is_unraised_rejection(exc):
-            kind = LIMITATION if stock or self._symbolic_stock_misses_it_too(p) else WRONG
+            kind = LIMITATION if stock or self._symbolic_only_miss(p, _rejected(exc)) else WRONG
             signature = f"eager raises {_rejected(exc)}; the traced program does not"
             result.findings.append(Finding(kind, half, signature, str(exc)))
         elif stock:
@@ -278,8 +287,8 @@ class _ProgramCheck:
             self._trace_failed(p, gm, result)
             return result
         if self.eager[self.sizes[0]].error is not None:
-            kind = LIMITATION if stock or self._symbolic_stock_misses_it_too(p) else WRONG
             error = self.eager[self.sizes[0]].error
+            kind = LIMITATION if stock or self._symbolic_only_miss(p, normalize_message(error)) else WRONG
             signature = f"eager raises {normalize_message(error)}; the traced program does not"
             result.findings.append(Finding(kind, half, signature, repr(error)))
             return result

@@ -200,6 +200,7 @@ class _Builder:
         self.max_stmts = max_stmts
         self.terminal = False
         self.pending: set[str] = set()  # features of the statement being built
+        self.to_return: list[str] = []  # reads the returns should prefer (write-then-reads pattern)
 
     # ---- picking -----------------------------------------------------------
 
@@ -694,6 +695,40 @@ class _Builder:
         self.hot.append(self.vars[out].root)
         return True
 
+    def _stmt_write_then_reads(self) -> bool:
+        """The pattern re-inplacing gets wrong most easily: a fresh copy of a tensor, a write
+        through a view of it, then several reads of the whole copy, some of them returned
+        (``x = x.clone(); x[:1].mul_(2); return x * 2, x + 1``)."""
+        rng = self.rng
+        source = self._pick(self.order)
+        family = dtype_family(self.env.tensors(source)[0].dtype)
+        base = self._new_name()
+        fresh = rng.choice((f"{source}.clone()", f"{source} + {self._scalar(family)}", f"{source} * 2"))
+        if family == "bool":
+            fresh = f"{source}.clone()"
+        if not self._define(base, f"{base} = {fresh}"):
+            return False
+        expr, ts, kinds = self._chain(base, rng.choice((1, 1, 2, 3)))
+        if not kinds or not all(injective(t) and t.numel() for t in ts):
+            return True  # the copy alone is still a statement
+        op = rng.choice(ops.INPLACE_SCALAR[family] + ops.INPLACE_UNARY[family]).format(
+            s=self._scalar(family), f=self._fill(family)
+        )
+        self._note_chain(base, kinds)
+        self.pending |= {"write through a view", "write then reads of the base"}
+        if not self._commit(expr + op):
+            return True
+        self.hot.append(base)
+        for _ in range(rng.choice((1, 2, 2, 3))):
+            read = self._new_name()
+            form = rng.choice(ops.SMALL_RETURN[family] + ops.UNARY[family])
+            if self.env.values(form.format(a=base)) is not None:
+                self._define(read, f"{read} = {form.format(a=base)}")
+                self.to_return.append(read)
+        if rng.random() < 0.5:
+            self.to_return.append(base)
+        return True
+
     # ---- statements: lines eager rejects -----------------------------------
 
     def _rejected_candidate(self) -> tuple[str, str] | None:
@@ -789,7 +824,9 @@ class _Builder:
             if len(outs) == k:
                 break
             r = rng.random()
-            if r < 0.12:
+            if self.to_return and rng.random() < 0.7:
+                expr = self.to_return.pop(0)
+            elif r < 0.12:
                 expr = rng.choice(self.inputs.names)
             elif r < 0.3:
                 name = self._pick(self.order, recency=3.0)
@@ -836,10 +873,14 @@ class _Builder:
             ):
                 break
             for _attempt in range(20):
-                kind = rng.choices(("view", "compute", "write", "out"), (2.5, 3, 4.5, 0.6))[0]
-                ok = {"view": self._stmt_view, "compute": self._stmt_compute, "write": self._stmt_write}.get(
-                    kind, self._stmt_out
-                )()
+                kind = rng.choices(("view", "compute", "write", "out", "motif"), (2.5, 3, 4.5, 0.6, 0.7))[0]
+                ok = {
+                    "view": self._stmt_view,
+                    "compute": self._stmt_compute,
+                    "write": self._stmt_write,
+                    "out": self._stmt_out,
+                    "motif": self._stmt_write_then_reads,
+                }[kind]()
                 self.pending = set()
                 if ok:
                     break
