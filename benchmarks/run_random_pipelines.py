@@ -23,6 +23,7 @@ generator and harness are blind.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import warnings
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reinplace", choices=("fxinplace", "broken"), default="fxinplace")
     ap.add_argument("--progress", type=int, default=250, help="progress line every N programs")
     ap.add_argument("--details", action="store_true", help="also list clear errors, limitations and notes")
+    ap.add_argument("--save", metavar="FILE", help="write every finding as a JSON line (seed, pipeline, ...)")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
 
@@ -81,7 +83,15 @@ def main(argv: list[str] | None = None) -> int:
         reinplace=reinplace,
         progress=_progress(started, len(seeds)),
         progress_every=args.progress,
+        keep=args.save is not None,
     )
+    if args.save:
+        with open(args.save, "w") as out:
+            for report in campaign.reports:
+                for name, result in report.results.items():
+                    for f in result.findings:
+                        row = {"seed": report.seed, "pipeline": name, "kind": f.kind, "half": f.half}
+                        out.write(json.dumps({**row, "signature": f.signature}) + "\n")
     seconds, slowest = campaign.seconds, campaign.slowest
     print(
         f"\n{campaign.programs} programs in {seconds:.0f}s ({seconds / max(1, campaign.programs):.2f}s each)"
@@ -92,13 +102,16 @@ def main(argv: list[str] | None = None) -> int:
 
     sources: dict[int, str] = {}
 
+    def source(seed: int) -> str:
+        if seed not in sources:
+            sources[seed] = generate(seed).source
+        return sources[seed]
+
     def annotate(group) -> str | None:
         """The known issue(s) covering every program of the group, or None."""
         issues = set()
         for seed in sorted(set(group.seeds)):
-            if seed not in sources:
-                sources[seed] = generate(seed).source
-            issue = known_issue(group.half, group.signature, sources[seed])
+            issue = known_issue(group.half, group.signature, source(seed))
             if issue is None:
                 return None
             issues.add(issue)
@@ -120,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"\n{len(unknown)} failure groups not (entirely) known; the programs no known issue covers:")
     for g in unknown:
-        seeds = [s for s in sorted(set(g.seeds)) if known_issue(g.half, g.signature, sources[s]) is None]
+        seeds = [s for s in sorted(set(g.seeds)) if known_issue(g.half, g.signature, source(s)) is None]
         print(f"- [{g.pipeline}] {g.kind} ({g.half}): {g.signature}\n    seeds {seeds[:12]}")
     return 1
 

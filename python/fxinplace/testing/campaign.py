@@ -66,6 +66,7 @@ class Campaign:
     features: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     groups: dict[tuple[str, str, str], Group] = dataclasses.field(default_factory=dict)
     slowest: tuple[float, int] = (0.0, -1)
+    reports: list[ProgramReport] = dataclasses.field(default_factory=list)  # with run_seeds(keep=True)
 
     def add(self, report: ProgramReport) -> None:
         self.programs += 1
@@ -251,11 +252,15 @@ def run_seeds(
     reinplace: ReinplaceFn | None = None,
     progress: Callable[[Campaign], None] | None = None,
     progress_every: int = 100,
+    keep: bool = False,
 ) -> Campaign:
+    """Check every seed's program; ``keep`` also keeps each ``ProgramReport`` in ``reports``."""
     campaign = Campaign()
     started = time.perf_counter()
     for report in iter_reports(seeds, jobs=jobs, reinplace=reinplace):
         campaign.add(report)
+        if keep:
+            campaign.reports.append(report)
         if progress is not None and campaign.programs % progress_every == 0:
             progress(campaign)
     campaign.seconds = time.perf_counter() - started
