@@ -29,11 +29,17 @@ void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const 
   mutated_ = true;
 }
 
-void AliasState::replace_base(at::Tensor new_base) {
+void AliasState::set_base(at::Tensor new_base) {
   pending_.clear();
   base_ = std::move(new_base);
   ++generation_;
   mutated_ = true;
+}
+
+void AliasState::replace_base(at::Tensor new_base, at::Tensor old_layout, at::Tensor new_layout) {
+  set_base(std::move(new_base));
+  retired_layouts_.push_back(std::move(old_layout));
+  current_layout_ = std::move(new_layout);
 }
 
 const at::Tensor& AliasState::base(bool reapply_views) {

@@ -26,9 +26,24 @@ class AliasState {
 
   // `new_value` is the value the alias reached through `views` now holds.
   void add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer);
-  // The base itself takes a new value of possibly another shape (resize_, out=).
-  void replace_base(at::Tensor new_base);
+  // The base takes a new value of the same geometry (a custom op's result).
+  void set_base(at::Tensor new_base);
+  // The base takes a new value of another shape or layout (resize_, out=
+  // resizing). The layouts are meta tensors with eager's geometry of the base
+  // before and after; aliases made before keep their place in the storage.
+  void replace_base(at::Tensor new_base, at::Tensor old_layout, at::Tensor new_layout);
 
+  // How often replace_base ran: aliases made at an older version address the
+  // storage through a base layout that is gone.
+  uint64_t base_version() const { return retired_layouts_.size(); }
+  // Eager's layout of the base during `version` (< base_version()).
+  const at::Tensor& retired_layout(uint64_t version) const { return retired_layouts_.at(version); }
+  // Eager's layout of the current base (defined once base_version() > 0).
+  const at::Tensor& current_layout() const { return current_layout_; }
+
+  // The base's value as last stored (queued writes not applied): for its
+  // geometry.
+  const at::Tensor& base_value() const { return base_; }
   // The base with every queued write applied.
   const at::Tensor& base(bool reapply_views);
   // Shared, dataless: makes untyped_storage() identical across aliases.
@@ -44,6 +59,8 @@ class AliasState {
   std::vector<Update> pending_;
   uint64_t generation_ = 0;
   bool mutated_ = false;
+  std::vector<at::Tensor> retired_layouts_;
+  at::Tensor current_layout_;
   c10::Storage storage_;
 };
 

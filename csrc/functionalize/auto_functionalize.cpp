@@ -19,6 +19,7 @@ class BaseTable {
 
   MutatedView locate(const c10::OperatorHandle& op, const at::Tensor& t) {
     FunctionalTensorImpl* impl = functional_impl(t);
+    impl->rebase_if_needed();  // an alias made before its base was resized
     TORCH_CHECK(
         !impl->value().unsafeGetTensorImpl()->has_symbolic_sizes_strides(),
         "fxinplace.functionalize: ", c10::toString(op.operator_name()),
@@ -73,7 +74,7 @@ void auto_functionalize(const c10::OperatorHandle& op, const OpClass& op_class, 
               "auto_functionalize hook returned ", results.size(), " values for ",
               c10::toString(op.operator_name()));
   for (size_t k = 0; k < table.aliases().size(); ++k)
-    table.aliases()[k]->replace_base(results[num_returns + k].toTensor());
+    table.aliases()[k]->set_base(results[num_returns + k].toTensor());
   for (size_t r = 0; r < num_returns; ++r)
     stack->push_back(
         map_tensors(results[r], [](const at::Tensor& t) { return t.defined() ? wrap_new(t) : t; }));

@@ -12,6 +12,7 @@
 
 #include "functionalize/auto_functionalize.h"
 #include "functionalize/dispatch_key.h"
+#include "functionalize/eager_write_rules.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
 #include "functionalize/op_classes.h"
@@ -63,26 +64,31 @@ void check_written_are_functional(const c10::OperatorHandle& op, const OpClass& 
     });
 }
 
-void commit_one(const c10::OperatorHandle& op, const at::Tensor& target, const at::Tensor& new_value) {
-  FunctionalTensorImpl* impl = functional_impl(target);
-  if (new_value.sym_sizes() == impl->value().sym_sizes()) {
-    impl->commit(new_value, op.operator_name());
+void commit_one(const c10::OperatorHandle& op, const Write& w) {
+  FunctionalTensorImpl* impl = functional_impl(w.target);
+  if (w.value.sym_sizes() == impl->value().sym_sizes()) {
+    impl->commit(w.value, op.operator_name());
     return;
   }
   TORCH_CHECK(impl->views().empty(), "fxinplace.functionalize: ", op_name(op),
               " changes the shape of a view; only a tensor that is not a view can be resized");
-  impl->replace_base(new_value);
+  impl->replace_base(w.value);
 }
 
-void commit(const c10::OperatorHandle& op, const c10::IValue& target, const c10::IValue& new_value) {
+// The written argument at `arg` (a tensor or a list of them) and its new value(s).
+void add_writes(const c10::OperatorHandle& op, size_t arg, const c10::IValue& target,
+                const c10::IValue& value, std::vector<Write>& writes) {
+  const bool is_out = op.schema().arguments()[arg].is_out();
   if (target.isTensor()) {
-    if (target.toTensor().defined()) commit_one(op, target.toTensor(), new_value.toTensor());
+    if (target.toTensor().defined())
+      writes.push_back(Write{target.toTensor(), value.toTensor(), is_out, arg, 0});
     return;
   }
   if (target.isTensorList()) {
     auto targets = target.toTensorList();
-    auto values = new_value.toTensorList();
-    for (size_t k = 0; k < targets.size(); ++k) commit_one(op, targets[k], values[k]);
+    auto values = value.toTensorList();
+    for (size_t k = 0; k < targets.size(); ++k)
+      writes.push_back(Write{targets[k], values[k], is_out, arg, k});
   }
 }
 
@@ -99,16 +105,22 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
   c.functional->callBoxed(functional_stack);
 
   const size_t num_returns = c.return_alias.size();
+  std::vector<Write> writes;
   size_t next_unreturned = num_returns;
   for (size_t p : c.written) {
     bool returned = false;
     for (int alias : c.return_alias) returned = returned || alias == static_cast<int>(p);
-    if (!returned) commit(op, originals[p], functional_stack[next_unreturned++]);
+    if (!returned) add_writes(op, p, originals[p], functional_stack[next_unreturned++], writes);
   }
+  for (size_t r = 0; r < num_returns; ++r)
+    if (c.return_alias[r] >= 0)
+      add_writes(op, c.return_alias[r], originals[c.return_alias[r]], functional_stack[r], writes);
+  conform_writes(op, originals, writes);
+  for (const Write& w : writes) commit_one(op, w);
+
   for (size_t r = 0; r < num_returns; ++r) {
     const int alias = c.return_alias[r];
     if (alias >= 0) {
-      commit(op, originals[alias], functional_stack[r]);
       stack->push_back(originals[alias]);
     } else {
       stack->push_back(map_tensors(functional_stack[r],

@@ -22,12 +22,13 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   // `layout`, when defined, is a meta tensor with the eager sizes/strides/offset
   // of this alias; metadata queries answer from it instead of from `value`.
   FunctionalTensorImpl(at::Tensor value, std::shared_ptr<AliasState> alias, ViewChain views,
-                       uint64_t generation, at::Tensor layout = at::Tensor());
+                       uint64_t generation, at::Tensor layout = at::Tensor(), uint64_t base_version = 0);
 
   const at::Tensor& value() const { return value_; }
   const std::shared_ptr<AliasState>& alias() const { return alias_; }
   const ViewChain& views() const { return views_; }
   uint64_t generation() const { return generation_; }
+  uint64_t base_version() const { return base_version_; }
   // What sizes/strides/contiguity queries answer from.
   const at::Tensor& metadata() const { return layout_.defined() ? layout_ : value_; }
 
@@ -39,6 +40,10 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   void become(const FunctionalTensorImpl& other);
   // Gives a base alias a value of a new shape (resize_, out= resizing).
   void replace_base(const at::Tensor& new_value);
+  // An alias made before its base was resized keeps its eager place in the
+  // storage: its views become one as_strided of the new base. Called before
+  // the view chain is used.
+  void rebase_if_needed();
 
   at::IntArrayRef sizes_custom() const override;
   at::IntArrayRef strides_custom() const override;
@@ -77,6 +82,7 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   std::shared_ptr<AliasState> alias_;
   ViewChain views_;
   uint64_t generation_;
+  uint64_t base_version_;
 };
 
 bool is_functional(const at::Tensor& t);

@@ -24,6 +24,12 @@ bool has_alias(const c10::FunctionSchema& s) {
   return false;
 }
 
+bool writes_out_argument(const c10::FunctionSchema& s) {
+  for (const auto& a : s.arguments())
+    if (writes(a) && a.is_out()) return true;
+  return false;
+}
+
 std::string strip_trailing_underscore(const std::string& name) {
   return !name.empty() && name.back() == '_' ? name.substr(0, name.size() - 1) : name;
 }
@@ -130,6 +136,12 @@ OpClass compute_class(const c10::OperatorHandle& op) {
     }
   } else if (!c.written.empty()) {
     classify_mutating(op, c);
+    // A composite out= op (matmul.out, ...) is run as its functional variant
+    // rather than decomposed: its decomposition resizes `out` through
+    // at::native calls that bypass the dispatcher, and may read `out` as an
+    // input before that (addmv_out(out, out, ...)).
+    if (c.composite_implicit && c.kind == OpKind::kMutating && !c.custom && writes_out_argument(s))
+      c.composite_implicit = false;
   } else if (!s.arguments().empty() && s.arguments()[0].alias_info() && !s.returns().empty() &&
              s.returns()[0].alias_info()) {
     c.kind = OpKind::kView;

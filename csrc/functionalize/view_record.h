@@ -32,7 +32,9 @@ enum class Inverse {
   kSplitWithSizes,  // piece `out_index` of split_with_sizes: slice_scatter
   kUnbind,          // piece `out_index` of unbind: select_scatter
   kGeometry,        // anything else: as_strided_scatter with the view's measured geometry
-  kExpand,          // expand: sum back to the base's sizes
+  kExpand,          // expand: the written copy of each element (expand_fold.h)
+  kConj,            // _conj (the conjugate bit): conjugate back
+  kNeg,             // _neg_view (the negative bit): negate back
 };
 
 // What replaying and inverting one view op takes, read once per op.

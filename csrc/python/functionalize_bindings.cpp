@@ -87,7 +87,7 @@ void bind_functionalize(py::module_& m) {
         if (views.empty()) return std::nullopt;
         c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
         at::Tensor where = fz::measure_on_meta(original, views);
-        return py::make_tuple(where.sizes().vec(), where.strides().vec(), where.storage_offset());
+        return py::make_tuple(where.sym_sizes().vec(), where.sym_strides().vec(), where.sym_storage_offset());
       },
       "For an input that in-place view ops (t_, unsqueeze_) turned into a view of itself: its eager "
       "(size, stride, storage_offset); None otherwise.");

@@ -62,50 +62,86 @@ def _shared_storage_groups(flat_args: list[Any]) -> list[list[int]]:
     return [g for g in groups.values() if len(g) > 1 and len({flat_args[i].dtype for i in g}) == 1]
 
 
-def _wrap_inputs(flat_args: list[Any], reapply_views: bool) -> tuple[list[Any], set[int]]:
-    """Functional tensors for the inputs, and which inputs alias another input.
+def _extent(t: torch.Tensor) -> Any:
+    """Storage elements (of ``t``'s dtype) from the storage's start that ``t`` can address.
 
-    Inputs that share a storage (``f(x, x)``, ``f(x, x[1:])``) must see each
-    other's writes, as in eager. They become views of one base: the whole
-    storage, seen through the first of them (a flat ``as_strided``), each input
-    then ``as_strided`` of it at its own geometry. Runs inside the region, so
-    those views are recorded by the fallback.
+    Computed from the tensor's own geometry rather than its storage's size: under
+    symbolic tracing only the inputs' sizes and strides are graph inputs.
     """
-    wrapped = [_C._fz_wrap(a) if isinstance(a, torch.Tensor) else a for a in flat_args]
-    aliased: set[int] = set()
-    for group in _shared_storage_groups(flat_args):
-        first = flat_args[group[0]]
-        numel = first.untyped_storage().nbytes() // first.element_size()
-        whole = torch.as_strided if reapply_views else torch.ops.aten.as_strided_copy.default
-        base = _C._fz_wrap(whole(first, (numel,), (1,), 0))
-        for i in group:
-            a = flat_args[i]
-            wrapped[i] = torch.as_strided(base, a.size(), a.stride(), a.storage_offset())
-        aliased.update(group)
-    return wrapped, aliased
+    if t.numel() == 0:
+        return t.storage_offset()
+    return (
+        t.storage_offset()
+        + 1
+        + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride(), strict=True))
+    )
+
+
+class _Inputs:
+    """The functional tensors standing for ``func``'s inputs.
+
+    The same tensor object passed twice (``f(x, x)``) is one functional tensor,
+    so metadata changes (``x.t_()``) are seen through both arguments. Distinct
+    inputs that share a storage (``f(x, x[1:])``) must see each other's writes,
+    as in eager: they become views of one base over the storage (a flat
+    ``as_strided`` of the first of them, spanning every input of the group),
+    each input then ``as_strided`` of it at its own geometry. Runs inside the
+    region, so those views are recorded by the fallback.
+    """
+
+    def __init__(self, flat_args: list[Any], reapply_views: bool) -> None:
+        self.wrapped: list[Any] = list(flat_args)
+        # index of an aliased input -> the unwrapped flat base its group was built on
+        self.shared_base: dict[int, torch.Tensor] = {}
+        first_of: dict[int, int] = {}
+        for i, a in enumerate(flat_args):
+            if not isinstance(a, torch.Tensor):
+                continue
+            if id(a) not in first_of:
+                first_of[id(a)] = i
+                self.wrapped[i] = _C._fz_wrap(a)
+        distinct = [a if first_of.get(id(a)) == i else None for i, a in enumerate(flat_args)]
+        for group in _shared_storage_groups(distinct):
+            members = [flat_args[i] for i in group]
+            numel = max(_extent(m) for m in members)
+            whole = torch.as_strided if reapply_views else torch.ops.aten.as_strided_copy.default
+            flat = whole(members[0], (numel,), (1,), 0)
+            base = _C._fz_wrap(flat)
+            for i, a in zip(group, members, strict=True):
+                self.wrapped[i] = torch.as_strided(base, a.size(), a.stride(), a.storage_offset())
+                self.shared_base[i] = flat
+        for i, a in enumerate(flat_args):
+            if isinstance(a, torch.Tensor) and first_of[id(a)] != i:
+                self.wrapped[i] = self.wrapped[first_of[id(a)]]
+
+
+def _geometry(t: torch.Tensor) -> tuple[list[Any], list[Any], Any]:
+    return list(t.shape), list(t.stride()), t.storage_offset()
 
 
 def _write_back(
-    original: torch.Tensor, functional: torch.Tensor, reapply_views: bool, aliased: bool
+    original: torch.Tensor, functional: torch.Tensor, reapply_views: bool, shared_base: torch.Tensor | None
 ) -> Callable[[], None] | None:
     """Computes what ``original`` must become; returns the write-back to run after the region."""
-    if aliased:
-        # A view of the shared base from the start: copy its final value back.
-        if not _C._fz_mutated(functional):
-            return None
-        new_value = _C._fz_unwrap(functional, reapply_views)
-        return lambda: original.copy_(new_value)
-    geometry = _C._fz_inplace_view_geometry(functional, original)
+    # Where t_()/unsqueeze_()/... left the input in its storage (None: not a view).
+    geometry = _C._fz_inplace_view_geometry(functional, original if shared_base is None else shared_base)
+    if shared_base is not None and tuple(geometry) == _geometry(original):
+        geometry = None  # an aliased input is a view of the shared base from the start
     if geometry is None and not _C._fz_mutated(functional):
         return None
     new_value = _C._fz_unwrap(functional, reapply_views)
+    # The strides eager gives an input that an out= op resized (those of the
+    # result it computed, e.g. a column-major input's).
+    resized_strides = list(functional.stride())
 
     def write_back() -> None:
         if geometry is not None:
-            # t_()/unsqueeze_() on an input: eager changed its metadata too.
+            # eager changed the input's metadata too
             original.as_strided_(*geometry)
         elif new_value.shape != original.shape:
             original.resize_(new_value.shape)
+            if list(original.stride()) != resized_strides:
+                original.as_strided_(new_value.shape, resized_strides, original.storage_offset())
         original.copy_(new_value)
 
     return write_back
@@ -128,8 +164,8 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
         flat_args, spec = tree_flatten((args, kwargs))
         _check_not_nested(flat_args)
         with _C._FunctionalizeRegion(reapply_views):
-            wrapped, aliased = _wrap_inputs(flat_args, reapply_views)
-            w_args, w_kwargs = tree_unflatten(wrapped, spec)
+            inputs = _Inputs(flat_args, reapply_views)
+            w_args, w_kwargs = tree_unflatten(inputs.wrapped, spec)
             out = func(*w_args, **w_kwargs)
             flat_out, out_spec = tree_flatten(out)
             unwrapped = [
@@ -143,8 +179,8 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
             # One write-back per tensor object: f(x, x) writes x once.
             first_index = {id(a): i for i, a in reversed(list(enumerate(flat_args)))}
             write_backs = [
-                _write_back(original, functional, reapply_views, i in aliased)
-                for i, (original, functional) in enumerate(zip(flat_args, wrapped, strict=True))
+                _write_back(original, functional, reapply_views, inputs.shared_base.get(i))
+                for i, (original, functional) in enumerate(zip(flat_args, inputs.wrapped, strict=True))
                 if isinstance(original, torch.Tensor) and first_index[id(original)] == i
             ]
         for write_back in write_backs:

@@ -1,0 +1,52 @@
+#include "functionalize/meta_geometry.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+namespace fxinplace::functionalize {
+namespace {
+
+// The keys of Python modes (make_fx's proxy and fake modes), which must not
+// see these meta computations. Not PythonDispatcher: SymInt arithmetic inside
+// kernels calls into Python, which must still find it (excluding it trips
+// torch's own consistency checks under symbolic tracing).
+c10::DispatchKeySet python_keys() { return c10::python_ks; }
+
+c10::SymInt extent_of(c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides,
+                      const c10::SymInt& storage_offset) {
+  c10::SymInt extent = storage_offset + 1;
+  // A zero-size dim makes the tensor empty; clamping keeps the extent valid.
+  for (size_t d = 0; d < sizes.size(); ++d) extent = extent + (sizes[d] - 1).max(0) * strides[d];
+  return extent;
+}
+
+}  // namespace
+
+c10::SymInt storage_extent(const at::Tensor& t) {
+  return extent_of(t.sym_sizes(), t.sym_strides(), t.sym_storage_offset());
+}
+
+at::Tensor meta_strided(at::ScalarType dtype, c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides,
+                        const c10::SymInt& storage_offset) {
+  c10::impl::ExcludeDispatchKeyGuard no_modes(python_keys());
+  at::Tensor storage = at::empty_symint({extent_of(sizes, strides, storage_offset)},
+                                        at::TensorOptions().dtype(dtype).device(c10::kMeta));
+  return storage.as_strided_symint(sizes, strides, storage_offset);
+}
+
+at::Tensor meta_like(const at::Tensor& like) {
+  return meta_strided(like.scalar_type(), like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
+}
+
+bool same_geometry(const at::Tensor& a, const at::Tensor& b) {
+  return a.sym_sizes() == b.sym_sizes() && a.sym_strides() == b.sym_strides() &&
+         a.sym_storage_offset() == b.sym_storage_offset();
+}
+
+at::Tensor replay_on_meta(const at::Tensor& base,
+                          const std::function<at::Tensor(const at::Tensor&)>& replay) {
+  c10::impl::ExcludeDispatchKeyGuard no_modes(python_keys());
+  return replay(meta_like(base));
+}
+
+}  // namespace fxinplace::functionalize
