@@ -2,6 +2,8 @@
 
 #include <c10/core/StorageImpl.h>
 
+#include "functionalize/meta_geometry.h"
+
 namespace fxinplace::functionalize {
 namespace {
 
@@ -40,6 +42,10 @@ void AliasState::replace_base(at::Tensor new_base, at::Tensor old_layout, at::Te
   set_base(std::move(new_base));
   retired_layouts_.push_back(std::move(old_layout));
   current_layout_ = std::move(new_layout);
+}
+
+at::Tensor AliasState::eager_base_layout() const {
+  return current_layout_.defined() ? current_layout_ : meta_like(base_);
 }
 
 const at::Tensor& AliasState::base(bool reapply_views) {

@@ -38,8 +38,9 @@ class AliasState {
   uint64_t base_version() const { return retired_layouts_.size(); }
   // Eager's layout of the base during `version` (< base_version()).
   const at::Tensor& retired_layout(uint64_t version) const { return retired_layouts_.at(version); }
-  // Eager's layout of the current base (defined once base_version() > 0).
-  const at::Tensor& current_layout() const { return current_layout_; }
+  // Eager's layout of the current base, as a meta tensor: the base value's
+  // own geometry until replace_base gave it another.
+  at::Tensor eager_base_layout() const;
 
   // The base's value as last stored (queued writes not applied): for its
   // geometry.

@@ -17,6 +17,7 @@
 #include "functionalize/ivalue_tensors.h"
 #include "functionalize/op_classes.h"
 #include "functionalize/region.h"
+#include "functionalize/resize.h"
 
 namespace fxinplace::functionalize {
 namespace {
@@ -162,16 +163,21 @@ void run_inplace_view(const c10::OperatorHandle& op, const OpClass& c, torch::ji
   c.functional->callBoxed(view_stack);  // re-enters the fallback as a view
   FunctionalTensorImpl* self_impl = functional_impl(self);
   FunctionalTensorImpl* result = functional_impl(view_stack[0].toTensor());
-  if (result->alias() == self_impl->alias()) {
-    self_impl->become(*result);
-  } else {
-    // resize_/resize_as_: the out-of-place variant makes a new tensor, not a
-    // view. A base takes it as its new value (written back to an input); a
-    // view cannot change shape inside its base.
-    TORCH_CHECK(self_impl->views().empty(), "fxinplace.functionalize: ", op_name(op),
-                " changes the shape of a view; only a tensor that is not a view can be resized");
-    self_impl->replace_base(result->value());
-  }
+  TORCH_CHECK(result->alias() == self_impl->alias(), "fxinplace.functionalize: ", op_name(op),
+              " is an in-place view op whose out-of-place variant does not return a view");
+  self_impl->become(*result);
+  stack->push_back(self);
+}
+
+// x.resize_(sizes) / x.resize_as_(t): see resize.h.
+void run_resize(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reapply) {
+  const size_t num_args = op.schema().arguments().size();
+  std::vector<c10::IValue> args(stack->end() - num_args, stack->end());
+  torch::jit::drop(*stack, num_args);
+  const at::Tensor self = args[0].toTensor();
+  std::vector<c10::SymInt> sizes =
+      args[1].isTensor() ? args[1].toTensor().sym_sizes().vec() : args[1].toSymIntVector();
+  resize_functional(op, self, sizes, args[2].toOptional<at::MemoryFormat>(), reapply);
   stack->push_back(self);
 }
 
@@ -190,8 +196,15 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     op.callBoxedForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd, *stack);
     return;
   }
-  if (c.kind == OpKind::kInplaceView && s.any_functional &&
-      is_functional(torch::jit::peek(*stack, 0, num_args).toTensor())) {
+  const bool self_functional = s.any_functional && num_args > 0 &&
+                               torch::jit::peek(*stack, 0, num_args).isTensor() &&
+                               is_functional(torch::jit::peek(*stack, 0, num_args).toTensor());
+  if (c.kind == OpKind::kResize && self_functional) {
+    c10::impl::ExcludeDispatchKeyGuard exclude(kFunctionalizeKey);
+    run_resize(op, stack, reapply_views());
+    return;
+  }
+  if (c.kind == OpKind::kInplaceView && self_functional) {
     run_inplace_view(op, c, stack);
     return;
   }
@@ -225,6 +238,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       }
       break;
     case OpKind::kInplaceView:
+    case OpKind::kResize:
     case OpKind::kLift:
     case OpKind::kPure:
       break;

@@ -81,18 +81,24 @@ void FunctionalTensorImpl::rebase_if_needed() {
   // Where eager has this alias: its views replayed on the base layout they were made on.
   at::Tensor where = measure_on_meta(alias_->retired_layout(base_version_), views_);
   base_version_ = alias_->base_version();
-  const at::Tensor& base = alias_->current_layout();
+  view_storage_at(where,
+                  "a view was taken of a tensor that was resized afterwards, and the view reaches outside "
+                  "the resized tensor (eager keeps reading the old storage there, which functionalization "
+                  "cannot express)");
+}
+
+void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* outside_error) {
+  // The value is the old geometry's: regenerate it at the next read.
+  generation_ = kStale;
+  const at::Tensor base = alias_->eager_base_layout();
   if (same_geometry(where, base)) {
     views_.clear();
     layout_ = same_geometry(base, alias_->base_value()) ? at::Tensor() : base;
     return;
   }
-  TORCH_CHECK(
-      where.sym_storage_offset() >= base.sym_storage_offset() &&
-          storage_extent(where) <= storage_extent(base),
-      "fxinplace.functionalize: a view was taken of a tensor that was resized afterwards, and the view "
-      "reaches outside the resized tensor (eager keeps reading the old storage there, which "
-      "functionalization cannot express)");
+  TORCH_CHECK(where.sym_storage_offset() >= base.sym_storage_offset() &&
+                  storage_extent(where) <= storage_extent(base),
+              "fxinplace.functionalize: ", outside_error);
   static const c10::OperatorHandle as_strided =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::as_strided", "");
   // as_strided addresses the base value's own storage, which starts where

@@ -44,6 +44,10 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   // storage: its views become one as_strided of the new base. Called before
   // the view chain is used.
   void rebase_if_needed();
+  // Makes this alias the view of its base at `where` (eager geometry, a meta
+  // tensor in the base's storage); throws `outside_error` where that is not
+  // inside the base.
+  void view_storage_at(const at::Tensor& where, const char* outside_error);
 
   at::IntArrayRef sizes_custom() const override;
   at::IntArrayRef strides_custom() const override;
@@ -70,6 +74,8 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
  private:
   const char* tensorimpl_type_name() const override { return "fxinplace.FunctionalTensorImpl"; }
   void set_value(at::Tensor value);
+  // A generation no alias group reaches: the value must be regenerated.
+  static constexpr uint64_t kStale = ~uint64_t{0};
 
   at::Tensor value_;
   // With remove="mutations_and_views" a view's value comes from `*_copy` ops

@@ -124,6 +124,8 @@ OpClass compute_class(const c10::OperatorHandle& op) {
   } else if (ns_name == "aten::set_") {
     c.kind = OpKind::kUnsupported;
     c.unsupported_reason = "set_() swaps the storage of a tensor, which functionalization cannot express";
+  } else if (ns_name == "aten::resize_" || ns_name == "aten::resize_as_") {
+    c.kind = OpKind::kResize;
   } else if (op.hasTag(at::Tag::inplace_view)) {
     c.kind = OpKind::kInplaceView;
     std::vector<size_t> all(s.arguments().size());

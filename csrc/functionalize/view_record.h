@@ -62,6 +62,9 @@ class ViewRecord {
   at::Tensor reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views) const;
 
   bool is_as_strided() const { return op_->inverse == Inverse::kAsStrided; }
+  // The view shows the base's values changed (conjugated or negated), not
+  // just some of its elements.
+  bool flips_values() const { return op_->inverse == Inverse::kConj || op_->inverse == Inverse::kNeg; }
   const std::string& op_name() const { return op_->name; }
 
  private:

@@ -8,6 +8,7 @@
 #include "functionalize/auto_functionalize.h"
 #include "functionalize/dispatch_key.h"
 #include "functionalize/functional_tensor.h"
+#include "functionalize/meta_geometry.h"
 #include "functionalize/region.h"
 
 namespace py = pybind11;
@@ -81,16 +82,29 @@ void bind_functionalize(py::module_& m) {
     return fz::unwrap_synced(t, reapply_views);
   });
   m.def(
-      "_fz_inplace_view_geometry",
+      "_fz_eager_geometry",
       [](const at::Tensor& t, const at::Tensor& original) -> std::optional<py::tuple> {
-        const fz::ViewChain& views = fz::functional_impl(t)->views();
-        if (views.empty()) return std::nullopt;
+        fz::FunctionalTensorImpl* impl = fz::functional_impl(t);
         c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
-        at::Tensor where = fz::measure_on_meta(original, views);
+        impl->rebase_if_needed();
+        const bool resized = impl->alias()->base_version() > 0;
+        if (impl->views().empty() && !resized) return std::nullopt;
+        at::Tensor where =
+            fz::measure_on_meta(resized ? impl->alias()->eager_base_layout() : original, impl->views());
         return py::make_tuple(where.sym_sizes().vec(), where.sym_strides().vec(), where.sym_storage_offset());
       },
-      "For an input that in-place view ops (t_, unsqueeze_) turned into a view of itself: its eager "
-      "(size, stride, storage_offset); None otherwise.");
+      "Where eager leaves an input in its storage (size, stride, storage_offset) when in-place view ops "
+      "(t_, unsqueeze_) or resizing (resize_, out=) changed its metadata; None otherwise. `original` is the "
+      "input's base as it entered (the input, or the flat base of inputs sharing a storage).");
+  m.def(
+      "_fz_resized_base_sizes",
+      [](const at::Tensor& t) -> std::optional<std::vector<c10::SymInt>> {
+        const auto& alias = fz::functional_impl(t)->alias();
+        if (alias->base_version() == 0) return std::nullopt;
+        return alias->eager_base_layout().sym_sizes().vec();
+      },
+      "The sizes of the input's base after resize_/out= resized it (None if it was not resized): the input "
+      "is resized to them first, so its storage grows as in eager.");
   m.def("_fz_mutated", [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->mutated(); });
   m.def("_fz_set_auto_functionalize_hook", &install_hook);
   py::class_<Region>(m, "_FunctionalizeRegion")

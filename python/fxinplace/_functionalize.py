@@ -62,19 +62,17 @@ def _shared_storage_groups(flat_args: list[Any]) -> list[list[int]]:
     return [g for g in groups.values() if len(g) > 1 and len({flat_args[i].dtype for i in g}) == 1]
 
 
-def _extent(t: torch.Tensor) -> Any:
-    """Storage elements (of ``t``'s dtype) from the storage's start that ``t`` can address.
+def _geometry_extent(size: Any, stride: Any, storage_offset: Any) -> Any:
+    """Storage elements from the storage's start that a tensor of this geometry can address."""
+    if any(s == 0 for s in size):
+        return storage_offset
+    return storage_offset + 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True))
 
-    Computed from the tensor's own geometry rather than its storage's size: under
-    symbolic tracing only the inputs' sizes and strides are graph inputs.
-    """
-    if t.numel() == 0:
-        return t.storage_offset()
-    return (
-        t.storage_offset()
-        + 1
-        + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride(), strict=True))
-    )
+
+def _extent(t: torch.Tensor) -> Any:
+    """``_geometry_extent`` of ``t``, from the tensor's own geometry rather than its storage's
+    size: under symbolic tracing only the inputs' sizes and strides are graph inputs."""
+    return _geometry_extent(t.shape, t.stride(), t.storage_offset())
 
 
 class _Inputs:
@@ -123,25 +121,24 @@ def _write_back(
     original: torch.Tensor, functional: torch.Tensor, reapply_views: bool, shared_base: torch.Tensor | None
 ) -> Callable[[], None] | None:
     """Computes what ``original`` must become; returns the write-back to run after the region."""
-    # Where t_()/unsqueeze_()/... left the input in its storage (None: not a view).
-    geometry = _C._fz_inplace_view_geometry(functional, original if shared_base is None else shared_base)
-    if shared_base is not None and tuple(geometry) == _geometry(original):
+    # Where t_()/unsqueeze_()/resize_()/out= resizing left the input in its
+    # storage (None: its metadata did not change).
+    geometry = _C._fz_eager_geometry(functional, original if shared_base is None else shared_base)
+    if geometry is not None and shared_base is not None and tuple(geometry) == _geometry(original):
         geometry = None  # an aliased input is a view of the shared base from the start
     if geometry is None and not _C._fz_mutated(functional):
         return None
+    # eager grew the input's storage and the input ends up needing it
+    grown = _C._fz_resized_base_sizes(functional)
+    if grown is not None and _geometry_extent(*geometry) <= _extent(original):
+        grown = None
     new_value = _C._fz_unwrap(functional, reapply_views)
-    # The strides eager gives an input that an out= op resized (those of the
-    # result it computed, e.g. a column-major input's).
-    resized_strides = list(functional.stride())
 
     def write_back() -> None:
-        if geometry is not None:
-            # eager changed the input's metadata too
+        if grown is not None:
+            original.resize_(grown)
+        if geometry is not None and tuple(geometry) != _geometry(original):
             original.as_strided_(*geometry)
-        elif new_value.shape != original.shape:
-            original.resize_(new_value.shape)
-            if list(original.stride()) != resized_strides:
-                original.as_strided_(new_value.shape, resized_strides, original.storage_offset())
         original.copy_(new_value)
 
     return write_back

@@ -259,14 +259,28 @@ def test_write_through_as_strided_of_a_view_is_a_clear_error() -> None:
         fxinplace.functionalize(f)(torch.zeros(6))
 
 
-def test_resizing_a_view_is_a_clear_error() -> None:
-    def f(x: torch.Tensor) -> torch.Tensor:
+def test_resizing_a_view_past_its_base_grows_the_storage() -> None:
+    # Eager grows the storage; the base keeps its elements and the view sees them.
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         y = x.clone()
-        y[1:].resize_(10)
-        return y
+        z = y[1:]
+        z.resize_(10)
+        z[:5].mul_(2)
+        return y, z[:5] + 0
 
-    with pytest.raises(RuntimeError, match=r"aten::resize_ changes the shape of a view"):
-        fxinplace.functionalize(f)(torch.zeros(6))
+    got = fxinplace.functionalize(f)(torch.arange(6.0))
+    expected = f(torch.arange(6.0))
+    assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
+
+
+def test_resizing_an_input_over_storage_beyond_its_elements_is_a_clear_error() -> None:
+    # Eager would read the storage's elements past the input, which a graph input does not carry.
+    def f(x: torch.Tensor) -> torch.Tensor:
+        x.resize_(4)
+        return x * 1
+
+    with pytest.raises(RuntimeError, match=r"aten::resize_ grows a tensor over storage beyond its elements"):
+        fxinplace.functionalize(f)(torch.arange(6.0)[:2])
 
 
 def test_resizing_an_input_without_writing_it_resizes_the_input() -> None:
