@@ -14,11 +14,12 @@ bool reapply_views() { return tls_reapply_views; }
 RegionGuard::RegionGuard(bool reapply) : previous_active_(tls_active), previous_reapply_(tls_reapply_views) {
   tls_active = true;
   tls_reapply_views = reapply;
-  include_.emplace(kFunctionalizeKey);
+  const c10::impl::LocalDispatchKeySet current = c10::impl::tls_local_dispatch_key_set();
+  keys_.emplace(current.included_.add(kFunctionalizeKey), current.excluded_.remove(kFunctionalizeKey));
 }
 
 RegionGuard::~RegionGuard() {
-  include_.reset();
+  keys_.reset();
   tls_active = previous_active_;
   tls_reapply_views = previous_reapply_;
 }

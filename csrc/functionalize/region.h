@@ -13,7 +13,10 @@ bool region_active();
 bool reapply_views();
 
 // RAII: marks the region active and TLS-includes kFunctionalizeKey so that
-// factory functions (no tensor arguments) also reach the fallback.
+// factory functions (no tensor arguments) also reach the fallback. It also
+// lifts an exclusion of the key: the branches of a higher-order op (cond)
+// run as regions of their own while the op itself runs with the key
+// excluded.
 class RegionGuard {
  public:
   explicit RegionGuard(bool reapply_views);
@@ -24,7 +27,7 @@ class RegionGuard {
  private:
   bool previous_active_;
   bool previous_reapply_;
-  std::optional<c10::impl::IncludeDispatchKeyGuard> include_;
+  std::optional<c10::impl::ForceDispatchKeyGuard> keys_;
 };
 
 }  // namespace fxinplace::functionalize

@@ -71,6 +71,7 @@ void bind_functionalize(py::module_& m) {
         "Registers the functionalization fallback on its dispatch key (once; errors if the key is taken).");
   m.def("_fz_dispatch_key", [] { return c10::toString(fz::kFunctionalizeKey); });
   m.def("_fz_region_active", &fz::region_active);
+  m.def("_fz_reapply_views", &fz::reapply_views);
   m.def("_fz_is_functional", [](const at::Tensor& t) { return fz::is_functional(t); });
   m.def("_fz_wrap", [](const at::Tensor& t) {
     TORCH_CHECK(!fz::is_functional(t), "fxinplace.functionalize: the tensor is already functional");

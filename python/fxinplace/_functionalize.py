@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
-from torch.utils._pytree import tree_flatten, tree_unflatten
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from fxinplace import _C
 from fxinplace._afv2_call import call_auto_functionalized_v2
@@ -30,6 +30,13 @@ _C._fz_set_auto_functionalize_hook(call_auto_functionalized_v2)
 DISPATCH_KEY: str = _C._fz_dispatch_key()
 
 _REMOVE_MODES = {"mutations": True, "mutations_and_views": False}
+
+_KEY = torch._C._dispatch_key_parse(DISPATCH_KEY)
+
+#: Higher-order ops whose tensor arguments are operands and whose callable
+#: arguments are subgraphs applied to them: they run on the unwrapped operands,
+#: each subgraph functionalized in a region of its own.
+_SUBGRAPH_HIGHER_ORDER_OPS = ("cond", "while_loop")
 
 
 def _check_not_nested(flat_args: list[Any]) -> None:
@@ -144,6 +151,66 @@ def _write_back(
     return write_back
 
 
+def _unwrap(x: Any, reapply_views: bool) -> Any:
+    if isinstance(x, torch.Tensor) and _C._fz_is_functional(x):
+        return _C._fz_unwrap(x, reapply_views)
+    return x
+
+
+def _functionalized_subgraph(name: str, fn: Callable[..., Any], reapply_views: bool) -> Callable[..., Any]:
+    """``fn`` run on functional tensors in a region of its own (a branch of ``cond``, ...)."""
+
+    def subgraph(*args: Any) -> Any:
+        flat_args, spec = tree_flatten(args)
+        with _C._FunctionalizeRegion(reapply_views):
+            inputs = _Inputs(flat_args, reapply_views)
+            out = fn(*tree_unflatten(inputs.wrapped, spec))
+            for i, w in enumerate(inputs.wrapped):
+                if isinstance(w, torch.Tensor) and (
+                    _C._fz_mutated(w) or _C._fz_eager_geometry(w, flat_args[i]) is not None
+                ):
+                    raise RuntimeError(
+                        f"fxinplace.functionalize: a subgraph of torch.ops.higher_order.{name} changes its "
+                        f"operand {i} in place; writes to the operands of higher-order ops are not supported"
+                    )
+            return tree_map(lambda o: _unwrap(o, reapply_views), out)
+
+    return subgraph
+
+
+def _run_subgraph_higher_order_op(name: str, op: Any, *args: Any, **kwargs: Any) -> Any:
+    reapply_views = _C._fz_reapply_views()
+    args, kwargs = tree_map(
+        lambda a: (
+            _functionalized_subgraph(name, a, reapply_views)
+            if callable(a) and not isinstance(a, torch.Tensor)
+            else _unwrap(a, reapply_views)
+        ),
+        (args, kwargs),
+    )
+    with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(_KEY)):
+        out = op(*args, **kwargs)
+    return tree_map(lambda o: _C._fz_wrap(o) if isinstance(o, torch.Tensor) else o, out)
+
+
+def _reject_higher_order_op(name: str, *args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError(
+        f"fxinplace.functionalize: the higher-order op torch.ops.higher_order.{name} is not supported "
+        f"(supported: {', '.join(_SUBGRAPH_HIGHER_ORDER_OPS)})"
+    )
+
+
+def _register_higher_order_ops() -> None:
+    """Gives every higher-order op defined so far a kernel on our dispatch key."""
+    for name, op in list(torch._ops._higher_order_ops.items()):
+        if _KEY in op.py_kernels:
+            continue
+        if name in _SUBGRAPH_HIGHER_ORDER_OPS:
+            op.py_impl(_KEY)(functools.partial(_run_subgraph_higher_order_op, name, op))
+        else:
+            op.py_impl(_KEY)(functools.partial(_reject_higher_order_op, name))
+
+
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:
     """Returns ``func`` with mutations (and, with ``remove="mutations_and_views"``, views) removed.
 
@@ -160,7 +227,11 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
     def functionalized(*args: Any, **kwargs: Any) -> Any:
         flat_args, spec = tree_flatten((args, kwargs))
         _check_not_nested(flat_args)
-        with _C._FunctionalizeRegion(reapply_views):
+        _register_higher_order_ops()
+        # torch.cond and other higher-order ops compile themselves with dynamo
+        # when run eagerly; dynamo cannot trace functional tensors, and our
+        # kernels for those ops run them eagerly anyway.
+        with torch.compiler.set_stance("force_eager"), _C._FunctionalizeRegion(reapply_views):
             inputs = _Inputs(flat_args, reapply_views)
             w_args, w_kwargs = tree_unflatten(inputs.wrapped, spec)
             out = func(*w_args, **w_kwargs)
