@@ -17,7 +17,8 @@ c10::Storage dataless_storage(const at::Tensor& like) {
 
 AliasState::AliasState(at::Tensor base) : base_(std::move(base)), storage_(dataless_storage(base_)) {}
 
-void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer) {
+void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer,
+                            CopiesFold fold) {
   // as_strided addresses the storage of whatever it is applied to: after
   // another view it would replay against that view's replayed value, whose
   // layout need not match the eager one.
@@ -26,7 +27,7 @@ void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const 
         !views[k]->is_as_strided(), "fxinplace.functionalize: ", c10::toString(writer),
         " writes through as_strided() applied to another view; as_strided is only supported as the first "
         "view of a tensor (it is not compositional)");
-  pending_.push_back(Update{std::move(new_value), views});
+  pending_.push_back(Update{std::move(new_value), views, fold});
   ++generation_;
   mutated_ = true;
 }
@@ -57,7 +58,7 @@ const at::Tensor& AliasState::base(bool reapply_views) {
       along.push_back(update.views[k]->forward(along.back(), reapply_views));
     at::Tensor value = std::move(update.value);
     for (size_t k = update.views.size(); k-- > 0;)
-      value = update.views[k]->reverse(along[k], value, reapply_views);
+      value = update.views[k]->reverse(along[k], value, reapply_views, update.fold);
     base_ = std::move(value);
   }
   pending_.clear();

@@ -25,7 +25,8 @@ class AliasState {
   bool mutated() const { return mutated_; }
 
   // `new_value` is the value the alias reached through `views` now holds.
-  void add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer);
+  void add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer,
+                  CopiesFold fold = CopiesFold::kWrittenCopy);
   // The base takes a new value of the same geometry (a custom op's result).
   void set_base(at::Tensor new_base);
   // The base takes a new value of another shape or layout (resize_, out=
@@ -54,6 +55,7 @@ class AliasState {
   struct Update {
     at::Tensor value;
     ViewChain views;
+    CopiesFold fold;
   };
 
   at::Tensor base_;

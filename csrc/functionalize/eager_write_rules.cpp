@@ -2,14 +2,13 @@
 
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <optional>
 #include <sstream>
 
 #include "functionalize/eager_rehearsal.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
-#include "functionalize/meta_geometry.h"
 
 namespace fxinplace::functionalize {
 namespace {
@@ -34,59 +33,66 @@ bool repeats_memory(const at::Tensor& t) {
   return false;
 }
 
-// Ops whose eager kernels write each element of `self` at most once with a
-// value that does not depend on the others, so eager allows them on a tensor
-// whose elements share memory (fill_, masked_fill_, index_put_ without
-// accumulate, ...): every written copy of a location gets the same kind of
-// value, and the fold back through expand() takes the written copy. Eager
-// raises for every other op we checked, or (accumulating index_put_,
-// reductions) adds the copies up, which we do not express.
-bool writes_each_element_at_most_once(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+// How eager's writes land in a tensor whose elements share memory, for the
+// ops eager allows on one: fill_, zero_, masked_fill_, index_fill_ and
+// index_put_ write each copy of a location with the same kind of value (the
+// fold takes the written copy); an accumulating index_put_ adds to the
+// location once per written copy. Eager raises for every other op we checked
+// (TensorIterator's overlap check), or, for reductions into such an out=
+// argument, accumulates in a kernel-specific way: nullopt.
+std::optional<CopiesFold> fold_for_shared_memory(const c10::OperatorHandle& op,
+                                                 c10::ArrayRef<c10::IValue> args) {
   const std::string& name = op.schema().name();
   const std::string& overload = op.schema().overload_name();
-  if (name == "aten::fill_") return overload == "Scalar";
-  if (name == "aten::zero_" || name == "aten::masked_fill_" || name == "aten::index_fill_") return true;
-  if (name == "aten::index_put_" || name == "aten::_index_put_impl_") return !args[3].toBool();
-  return false;
+  if ((name == "aten::fill_" && overload == "Scalar") || name == "aten::zero_" ||
+      name == "aten::masked_fill_" || name == "aten::index_fill_")
+    return CopiesFold::kWrittenCopy;
+  if (name == "aten::index_put_" || name == "aten::_index_put_impl_")
+    return args[3].toBool() ? CopiesFold::kSumOfChanges : CopiesFold::kWrittenCopy;
+  return std::nullopt;
 }
 
-bool concrete_geometry(const at::Tensor& t) {
-  return !functional_impl(t)->metadata().unsafeGetTensorImpl()->has_symbolic_sizes_strides();
-}
+bool symbolic_true(const c10::SymBool& b) { return b.guard_bool(__FILE__, __LINE__); }
 
-bool same_geometry(const at::Tensor& a, const at::Tensor& b) {
-  return a.sizes() == b.sizes() && a.strides() == b.strides() && a.storage_offset() == b.storage_offset();
+// ATen's get_overlap_status for two tensors of one storage, on their eager
+// geometry, symbolic sizes included: Full when they are the same elements,
+// Partial when they share some memory otherwise, TooHard when either is not
+// dense (eager then does not check).
+at::MemOverlapStatus overlap_status(const at::Tensor& a, const at::Tensor& b) {
+  if (symbolic_true(a.sym_numel().sym_eq(0)) || symbolic_true(b.sym_numel().sym_eq(0)))
+    return at::MemOverlapStatus::No;
+  if (!symbolic_true(a.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()) ||
+      !symbolic_true(b.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()))
+    return at::MemOverlapStatus::TooHard;
+  const int64_t a_item = static_cast<int64_t>(a.element_size());
+  const int64_t b_item = static_cast<int64_t>(b.element_size());
+  const c10::SymInt a_begin = a.sym_storage_offset() * a_item;
+  const c10::SymInt a_end = a_begin + a.sym_numel() * a_item;
+  const c10::SymInt b_begin = b.sym_storage_offset() * b_item;
+  const c10::SymInt b_end = b_begin + b.sym_numel() * b_item;
+  if (a_begin == b_begin && a_end == b_end)
+    return a.sym_strides() == b.sym_strides() ? at::MemOverlapStatus::Full : at::MemOverlapStatus::Partial;
+  if (a_begin < b_end && b_begin < a_end) return at::MemOverlapStatus::Partial;
+  return at::MemOverlapStatus::No;
 }
 
 // Eager's "some elements of the input tensor and the written-to tensor refer
 // to a single memory location": an argument that is another view of a written
 // tensor's storage and partially overlaps it (`x[1:].add_(x[:-1])`). Meta
-// kernels skip this check, so it is done here, on meta stand-ins sharing one
-// storage. Symbolic geometry is not checked.
+// kernels skip this check, so it is done here.
 void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                               const std::vector<Write>& writes) {
   for (const c10::IValue& a : args)
     for_each_tensor(a, [&](const at::Tensor& t) {
-      if (!is_functional(t) || !concrete_geometry(t)) return;
+      if (!is_functional(t)) return;
       for (const Write& w : writes) {
-        if (functional_impl(w.target)->alias() != functional_impl(t)->alias() ||
-            !concrete_geometry(w.target) || same_geometry(w.target, t))
+        if (w.target.is_same(t) || functional_impl(w.target)->alias() != functional_impl(t)->alias())
           continue;
-        // Both stand-ins on one meta storage, so ATen's own test applies.
-        // Python modes (make_fx) must not record them.
-        c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks);
-        at::Tensor storage =
-            at::empty({std::max(storage_extent(w.target).expect_int() * w.target.element_size(),
-                                storage_extent(t).expect_int() * t.element_size())},
-                      at::TensorOptions().dtype(at::kByte).device(c10::kMeta));
-        auto place = [&](const at::Tensor& x) {
-          return storage.view(x.scalar_type()).as_strided(x.sizes(), x.strides(), x.storage_offset());
-        };
-        if (at::get_overlap_status(place(w.target), place(t)) == at::MemOverlapStatus::Partial)
-          TORCH_CHECK(false, "fxinplace.functionalize: ", c10::toString(op.operator_name()),
-                      ": unsupported operation: some elements of the input tensor and the written-to tensor "
-                      "refer to a single memory location. Please clone() the tensor before performing the "
-                      "operation.");
+        TORCH_CHECK(overlap_status(w.target, t) != at::MemOverlapStatus::Partial,
+                    "fxinplace.functionalize: ", c10::toString(op.operator_name()),
+                    ": unsupported operation: some elements of the input tensor and the written-to tensor "
+                    "refer to a single memory location. Please clone() the tensor before performing the "
+                    "operation.");
       }
     });
 }
@@ -97,7 +103,7 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
                     std::vector<Write>& writes) {
   const std::string name = c10::toString(op.operator_name());
   bool rehearse = false;
-  for (const Write& w : writes) {
+  for (Write& w : writes) {
     const at::ScalarType from = w.value.scalar_type();
     const at::ScalarType to = w.target.scalar_type();
     // TensorIterator's rule for writing a result into an existing tensor.
@@ -107,12 +113,15 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
     TORCH_CHECK(!reshaped || w.is_out, "fxinplace.functionalize: ", name, ": output with shape ",
                 shape_string(w.target.sym_sizes()), " doesn't match the broadcast shape ",
                 shape_string(w.value.sym_sizes()));
-    TORCH_CHECK(
-        !repeats_memory(w.target) || writes_each_element_at_most_once(op, args),
-        "fxinplace.functionalize: ", name,
-        ": unsupported operation: more than one element of the written-to tensor refers to a single "
-        "memory location (e.g. a view made by expand()), and functionalization cannot express this op's "
-        "writes into it. Please clone() the tensor before performing the operation.");
+    if (repeats_memory(w.target)) {
+      const std::optional<CopiesFold> fold = fold_for_shared_memory(op, args);
+      TORCH_CHECK(
+          fold, "fxinplace.functionalize: ", name,
+          ": unsupported operation: more than one element of the written-to tensor refers to a single "
+          "memory location (e.g. a view made by expand()), and functionalization cannot express this "
+          "op's writes into it. Please clone() the tensor before performing the operation.");
+      w.fold = *fold;
+    }
     // out= ops have their own dtype rules (mm.out wants exactly its result's
     // dtype): eager's own meta kernel decides.
     rehearse = rehearse || (w.is_out && from != to);

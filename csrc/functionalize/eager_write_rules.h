@@ -13,6 +13,8 @@
 
 #include <vector>
 
+#include "functionalize/expand_fold.h"
+
 namespace fxinplace::functionalize {
 
 struct Write {
@@ -21,6 +23,9 @@ struct Write {
   bool is_out;        // an out= argument (may be resized) rather than self
   size_t arg;         // the argument's position in the op's schema
   size_t element;     // its position in a Tensor[] argument (0 otherwise)
+  // How a write through expand() combines the copies of an element (set by
+  // conform_writes for a target whose elements share memory).
+  CopiesFold fold = CopiesFold::kWrittenCopy;
 };
 
 // Casts each write's value to its target's dtype and checks what eager

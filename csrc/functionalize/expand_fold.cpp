@@ -14,7 +14,8 @@ bool is_one(const c10::SymInt& size) {
 
 }  // namespace
 
-at::Tensor fold_expand_back(const at::Tensor& base, const at::Tensor& mutated, bool reapply_views) {
+at::Tensor fold_expand_back(const at::Tensor& base, const at::Tensor& mutated, bool reapply_views,
+                            CopiesFold fold) {
   if (mutated.sym_sizes() == base.sym_sizes()) return mutated;
   // Dims of `mutated` that repeat base elements: the leading ones expand()
   // added, and those where a base dim of size 1 was expanded. (make_fx
@@ -49,6 +50,11 @@ at::Tensor fold_expand_back(const at::Tensor& base, const at::Tensor& mutated, b
   };
   at::Tensor old_copies = grouped(at::expand_copy_symint(base, mutated.sym_sizes()));
   at::Tensor new_copies = grouped(mutated);
+  if (fold == CopiesFold::kSumOfChanges) {
+    at::Tensor changes = at::sum(at::sub(new_copies, old_copies), {-1}, /*keepdim=*/true, base.scalar_type());
+    return at::view_copy_symint(at::add(at::view_copy_symint(base, changes.sym_sizes()), changes),
+                                base.sym_sizes());
+  }
   at::Tensor changed = at::ne(new_copies, old_copies);
   // The last changed copy: the highest position among the changed ones.
   at::Tensor position = at::arange(c10::Scalar(1), c10::Scalar(copies + 1),

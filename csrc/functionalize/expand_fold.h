@@ -6,14 +6,22 @@
 // changes at most one copy of each element in eager; the functional value
 // holds every copy separately. The base element's new value is therefore the
 // copy that differs from the old value (the last one, where several do, as a
-// sequential eager kernel leaves it), or the old value where none does.
+// sequential eager kernel leaves it), or the old value where none does. An
+// accumulating index_put_ adds to the shared location once per copy instead.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 namespace fxinplace::functionalize {
 
+// How the copies of one element combine when a write repeats memory.
+enum class CopiesFold {
+  kWrittenCopy,   // the copy that changed (each location written alike, or once)
+  kSumOfChanges,  // the old value plus every copy's change (accumulating index_put_)
+};
+
 // The new base after `mutated` (a value for `base.expand(sizes)`) was written.
-at::Tensor fold_expand_back(const at::Tensor& base, const at::Tensor& mutated, bool reapply_views);
+at::Tensor fold_expand_back(const at::Tensor& base, const at::Tensor& mutated, bool reapply_views,
+                            CopiesFold fold = CopiesFold::kWrittenCopy);
 
 }  // namespace fxinplace::functionalize

@@ -68,7 +68,7 @@ void check_written_are_functional(const c10::OperatorHandle& op, const OpClass& 
 void commit_one(const c10::OperatorHandle& op, const Write& w) {
   FunctionalTensorImpl* impl = functional_impl(w.target);
   if (w.value.sym_sizes() == impl->value().sym_sizes()) {
-    impl->commit(w.value, op.operator_name());
+    impl->commit(w.value, op.operator_name(), w.fold);
     return;
   }
   TORCH_CHECK(impl->views().empty(), "fxinplace.functionalize: ", op_name(op),
@@ -97,13 +97,27 @@ void add_writes(const c10::OperatorHandle& op, size_t arg, const c10::IValue& ta
 void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::Stack* stack, bool reapply) {
   const size_t num_args = op.schema().arguments().size();
   std::vector<c10::IValue> originals(stack->end() - num_args, stack->end());
-  unwrap_arguments(stack, num_args, reapply);
   torch::jit::Stack functional_stack;
   functional_stack.reserve(c.functional_args.size());
-  Args unwrapped = torch::jit::last(*stack, num_args);
-  for (size_t p : c.functional_args) functional_stack.push_back(unwrapped[p]);
+  if (c.functional_is_composite) {
+    // Its decomposition (matmul: views, in-place squeeze_, mm) must come
+    // through this fallback too, so it runs on the functional tensors.
+    for (size_t p : c.functional_args) functional_stack.push_back(originals[p]);
+    {
+      const c10::impl::LocalDispatchKeySet tls = c10::impl::tls_local_dispatch_key_set();
+      c10::impl::ForceDispatchKeyGuard ours_again(tls.included_, tls.excluded_.remove(kFunctionalizeKey));
+      c.functional->callBoxed(functional_stack);
+    }
+    for (c10::IValue& v : functional_stack)
+      v = map_tensors(v,
+                      [&](const at::Tensor& t) { return is_functional(t) ? unwrap_synced(t, reapply) : t; });
+  } else {
+    unwrap_arguments(stack, num_args, reapply);
+    Args unwrapped = torch::jit::last(*stack, num_args);
+    for (size_t p : c.functional_args) functional_stack.push_back(unwrapped[p]);
+    c.functional->callBoxed(functional_stack);
+  }
   torch::jit::drop(*stack, num_args);
-  c.functional->callBoxed(functional_stack);
 
   const size_t num_returns = c.return_alias.size();
   std::vector<Write> writes;

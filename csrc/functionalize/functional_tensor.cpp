@@ -44,8 +44,9 @@ void FunctionalTensorImpl::sync(bool reapply_views) {
   generation_ = alias_->generation();
 }
 
-void FunctionalTensorImpl::commit(const at::Tensor& new_value, const c10::OperatorName& writer) {
-  alias_->add_update(new_value, views_, writer);
+void FunctionalTensorImpl::commit(const at::Tensor& new_value, const c10::OperatorName& writer,
+                                  CopiesFold fold) {
+  alias_->add_update(new_value, views_, writer, fold);
   // A base now simply is the new value. A view stays stale on purpose: it is
   // regenerated from the updated base, so its layout is the view's own.
   if (views_.empty()) {

@@ -35,7 +35,8 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   // Regenerates the value from the base when some alias was written since.
   void sync(bool reapply_views);
   // Records that this alias now holds `new_value` (same shape).
-  void commit(const at::Tensor& new_value, const c10::OperatorName& writer);
+  void commit(const at::Tensor& new_value, const c10::OperatorName& writer,
+              CopiesFold fold = CopiesFold::kWrittenCopy);
   // Takes over another alias's view and value (in-place view ops like t_()).
   void become(const FunctionalTensorImpl& other);
   // Gives a base alias a value of a new shape (resize_, out= resizing).

@@ -104,6 +104,9 @@ void classify_mutating(const c10::OperatorHandle& op, OpClass& c) {
     return;
   }
   c.functional = find_functional(op, c.functional_args, s.returns().size() + unreturned_writes, false);
+  if (c.functional)
+    c.functional_is_composite =
+        c.functional->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
   if (!c.functional) {
     c.kind = OpKind::kUnsupported;
     c.unsupported_reason = "no functional variant of this mutating op was found";

@@ -31,6 +31,8 @@ struct OpClass {
   std::vector<int> return_alias;
   // kMutating: the functional variant; kInplaceView: the out-of-place view op.
   std::optional<c10::OperatorHandle> functional;
+  // `functional` has a CompositeImplicitAutograd kernel (matmul for matmul.out).
+  bool functional_is_composite = false;
   // Arguments passed to `functional`, by position in this op's arguments
   // (out= arguments are dropped).
   std::vector<size_t> functional_args;

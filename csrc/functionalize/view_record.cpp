@@ -7,7 +7,6 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "functionalize/expand_fold.h"
 #include "functionalize/meta_geometry.h"
 
 namespace fxinplace::functionalize {
@@ -138,8 +137,8 @@ at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {
   });
 }
 
-at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated_view,
-                               bool reapply_views) const {
+at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views,
+                               CopiesFold fold) const {
   switch (op_->inverse) {
     case Inverse::kSlice:
       return at::slice_scatter_symint(base, mutated_view, args_[1].toInt(), optional_symint(args_[2]),
@@ -193,7 +192,7 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
     case Inverse::kGeometry:
       return scatter_by_geometry(base, mutated_view);
     case Inverse::kExpand:
-      return fold_expand_back(base, mutated_view, reapply_views);
+      return fold_expand_back(base, mutated_view, reapply_views, fold);
     case Inverse::kConj:
       // _conj shows the base conjugated: the base is the written value conjugated.
       return at::conj_physical(mutated_view);

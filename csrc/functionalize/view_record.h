@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "functionalize/expand_fold.h"
+
 namespace fxinplace::functionalize {
 
 // How a write through the view is folded back into the base.
@@ -59,7 +61,9 @@ class ViewRecord {
   // Every output of a multi-output view op (split, unbind), in order.
   std::vector<at::Tensor> forward_all(const at::Tensor& base, bool reapply_views) const;
   // The new base after `mutated_view` (a value for this view of `base`) was written.
-  at::Tensor reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views) const;
+  // `fold` says how the copies of an element combine in a write through expand.
+  at::Tensor reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views,
+                     CopiesFold fold = CopiesFold::kWrittenCopy) const;
 
   bool is_as_strided() const { return op_->inverse == Inverse::kAsStrided; }
   // The view shows the base's values changed (conjugated or negated), not
