@@ -3,6 +3,7 @@
 #include <c10/core/StorageImpl.h>
 
 #include "functionalize/meta_geometry.h"
+#include "functionalize/region.h"
 
 namespace fxinplace::functionalize {
 namespace {
@@ -15,7 +16,8 @@ c10::Storage dataless_storage(const at::Tensor& like) {
 
 }  // namespace
 
-AliasState::AliasState(at::Tensor base) : base_(std::move(base)), storage_(dataless_storage(base_)) {}
+AliasState::AliasState(at::Tensor base)
+    : base_(std::move(base)), region_(current_region()), storage_(dataless_storage(base_)) {}
 
 void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer,
                             CopiesFold fold) {

@@ -18,6 +18,9 @@ class AliasState {
  public:
   explicit AliasState(at::Tensor base);
 
+  // The region the alias group was made in (see region.h).
+  uint64_t region() const { return region_; }
+
   // Bumped by every write; an alias whose value was computed at an older
   // generation must be regenerated from `base()` before it is read.
   uint64_t generation() const { return generation_; }
@@ -62,6 +65,7 @@ class AliasState {
   std::vector<Update> pending_;
   uint64_t generation_ = 0;
   bool mutated_ = false;
+  uint64_t region_;
   std::vector<at::Tensor> retired_layouts_;
   at::Tensor current_layout_;
   c10::Storage storage_;

@@ -5,8 +5,10 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 
@@ -202,10 +204,28 @@ void run_lift(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   stack->push_back(is_functional(self) ? self : wrap_new(at::lift_fresh_copy(self)));
 }
 
+// A subgraph of a higher-order op (torch.cond) that uses a functional tensor
+// from outside it: eager can read it, but a trace would bake its value into
+// the subgraph as a constant, and a write would escape the op.
+void check_region(const c10::OperatorHandle& op, const OpClass& c, Args args) {
+  for (size_t p = 0; p < args.size(); ++p)
+    for_each_tensor(args[p], [&](const at::Tensor& t) {
+      if (!is_functional(t) || functional_impl(t)->alias()->region() == current_region()) return;
+      const bool written = std::find(c.written.begin(), c.written.end(), p) != c.written.end();
+      TORCH_CHECK(!written && c10::impl::TorchDispatchModeTLS::stack_len() == 0,
+                  "fxinplace.functionalize: ", op_name(op), (written ? " writes" : " reads"),
+                  " a tensor from outside the subgraph of a higher-order op (torch.cond, while_loop) it runs "
+                  "in",
+                  (written ? "" : " while tracing, which would bake its value into the graph"),
+                  "; pass the tensor to the op as an operand instead");
+    });
+}
+
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OpClass& c = classify(op);
   const size_t num_args = op.schema().arguments().size();
   const ArgScan s = scan(torch::jit::last(*stack, num_args));
+  if (s.any_functional) check_region(op, c, torch::jit::last(*stack, num_args));
   if (c.composite_implicit && (s.any_functional || !s.any_tensor)) {
     op.callBoxedForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd, *stack);
     return;

@@ -8,11 +8,17 @@
 namespace fxinplace::functionalize {
 namespace {
 
+const c10::DispatchKeySet kValueBits{c10::DispatchKey::Conjugate, c10::DispatchKey::Negative};
+
 // Our key plus the value's backend/autograd keys. Python keys are dropped so a
-// proxy or fake mode only ever sees the unwrapped values we pass down.
-c10::DispatchKeySet wrapper_keys(const at::Tensor& value) {
+// proxy or fake mode only ever sees the unwrapped values we pass down. The
+// conjugate/negative bits are eager's (the layout's, where a `*_copy` value
+// holds the resolved values): composite ops such as resolve_conj() ask for them.
+c10::DispatchKeySet wrapper_keys(const at::Tensor& value, const at::Tensor& layout) {
+  const at::Tensor& eager = layout.defined() ? layout : value;
   return c10::DispatchKeySet(kFunctionalizeKey) |
-         (value.key_set() - c10::python_ks - c10::functorch_transforms_ks);
+         (value.key_set() - c10::python_ks - c10::functorch_transforms_ks - kValueBits) |
+         (eager.key_set() & kValueBits);
 }
 
 }  // namespace
@@ -20,7 +26,7 @@ c10::DispatchKeySet wrapper_keys(const at::Tensor& value) {
 FunctionalTensorImpl::FunctionalTensorImpl(at::Tensor value, std::shared_ptr<AliasState> alias,
                                            ViewChain views, uint64_t generation, at::Tensor layout,
                                            uint64_t base_version)
-    : c10::TensorImpl(c10::Storage(alias->storage()), wrapper_keys(value), value.dtype()),
+    : c10::TensorImpl(c10::Storage(alias->storage()), wrapper_keys(value, layout), value.dtype()),
       value_(std::move(value)),
       layout_(std::move(layout)),
       device_(value_.device()),
@@ -62,6 +68,7 @@ void FunctionalTensorImpl::become(const FunctionalTensorImpl& other) {
   base_version_ = other.base_version_;
   layout_ = other.layout_;
   set_value(other.value_);
+  key_set_ = other.key_set_;
 }
 
 void FunctionalTensorImpl::replace_base(const at::Tensor& new_value) {
@@ -91,6 +98,10 @@ void FunctionalTensorImpl::rebase_if_needed() {
 void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* outside_error) {
   // The value is the old geometry's: regenerate it at the next read.
   generation_ = kStale;
+  // An as_strided view selects elements; it cannot conjugate or negate them.
+  for (const auto& record : views_)
+    TORCH_CHECK(!record->flips_values(), "fxinplace.functionalize: a view made by ", record->op_name(),
+                " (conjugated or negated) cannot keep its place in a storage whose tensor was resized");
   const at::Tensor base = alias_->eager_base_layout();
   if (same_geometry(where, base)) {
     views_.clear();

@@ -1,6 +1,7 @@
 #include "functionalize/meta_geometry.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/SymBool.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 namespace fxinplace::functionalize {
@@ -12,15 +13,30 @@ namespace {
 // torch's own consistency checks under symbolic tracing).
 c10::DispatchKeySet python_keys() { return c10::python_ks; }
 
+bool is_zero(const c10::SymInt& size) { return TORCH_GUARD_SIZE_OBLIVIOUS(size.sym_eq(0)); }
+
 c10::SymInt extent_of(c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides,
                       const c10::SymInt& storage_offset) {
+  // An empty tensor addresses nothing. (Tested per dim rather than clamped
+  // with max(): a traced sym_max would land in the graph.)
+  for (const c10::SymInt& size : sizes)
+    if (is_zero(size)) return storage_offset;
   c10::SymInt extent = storage_offset + 1;
-  // A zero-size dim makes the tensor empty; clamping keeps the extent valid.
-  for (size_t d = 0; d < sizes.size(); ++d) extent = extent + (sizes[d] - 1).max(0) * strides[d];
+  for (size_t d = 0; d < sizes.size(); ++d) extent = extent + (sizes[d] - 1) * strides[d];
   return extent;
 }
 
 }  // namespace
+
+std::vector<c10::SymInt> contiguous_strides(c10::SymIntArrayRef sizes) {
+  std::vector<c10::SymInt> strides(sizes.size());
+  c10::SymInt stride = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    strides[d] = stride;
+    if (!is_zero(sizes[d])) stride = stride * sizes[d];
+  }
+  return strides;
+}
 
 c10::SymInt storage_extent(const at::Tensor& t) {
   return extent_of(t.sym_sizes(), t.sym_strides(), t.sym_storage_offset());

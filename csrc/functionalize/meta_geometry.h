@@ -10,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <vector>
 
 namespace fxinplace::functionalize {
 
@@ -31,5 +32,8 @@ at::Tensor replay_on_meta(const at::Tensor& base, const std::function<at::Tensor
 // that `t` can address: offset + 1 + sum((size - 1) * stride), or offset for
 // an empty tensor.
 c10::SymInt storage_extent(const at::Tensor& t);
+
+// The strides of a contiguous tensor of `sizes`.
+std::vector<c10::SymInt> contiguous_strides(c10::SymIntArrayRef sizes);
 
 }  // namespace fxinplace::functionalize

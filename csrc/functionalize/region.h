@@ -5,12 +5,16 @@
 
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <cstdint>
 #include <optional>
 
 namespace fxinplace::functionalize {
 
 bool region_active();
 bool reapply_views();
+// Identifies the innermost active region (0: none). The subgraphs of a
+// higher-order op (torch.cond) run as regions of their own.
+uint64_t current_region();
 
 // RAII: marks the region active and TLS-includes kFunctionalizeKey so that
 // factory functions (no tensor arguments) also reach the fallback. It also
@@ -27,6 +31,7 @@ class RegionGuard {
  private:
   bool previous_active_;
   bool previous_reapply_;
+  uint64_t previous_region_;
   std::optional<c10::impl::ForceDispatchKeyGuard> keys_;
 };
 

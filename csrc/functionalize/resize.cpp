@@ -39,13 +39,7 @@ at::Tensor grown_memory(const std::string& name, const at::Tensor& value, const 
 }
 
 at::Tensor contiguous_at(const at::Tensor& self, c10::SymIntArrayRef sizes) {
-  std::vector<c10::SymInt> strides(sizes.size());
-  c10::SymInt stride = 1;
-  for (size_t d = sizes.size(); d-- > 0;) {
-    strides[d] = stride;
-    stride = stride * sizes[d].max(1);
-  }
-  return meta_strided(self.scalar_type(), sizes, strides, self.sym_storage_offset());
+  return meta_strided(self.scalar_type(), sizes, contiguous_strides(sizes), self.sym_storage_offset());
 }
 
 // A view grows the storage: the alias group's base becomes the storage's
