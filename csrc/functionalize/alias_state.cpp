@@ -52,6 +52,8 @@ at::Tensor AliasState::eager_base_layout() const {
 }
 
 const at::Tensor& AliasState::base(bool reapply_views) {
+  if (pending_.empty()) return base_;
+  const at::Tensor before = base_;
   for (Update& update : pending_) {
     // Views of the current base along the chain, then fold the written value
     // back from the innermost view outwards.
@@ -64,6 +66,11 @@ const at::Tensor& AliasState::base(bool reapply_views) {
     base_ = std::move(value);
   }
   pending_.clear();
+  // Eager writes into the tensor, whose layout stays; a functional result
+  // (masked_fill of a channels_last tensor, a scatter) may be laid out
+  // otherwise, and later results (x * 1) would follow it. Views replay their
+  // own geometry, so only the remove="mutations" values need it.
+  if (reapply_views) base_ = with_dense_layout_of(base_, before);
   return base_;
 }
 

@@ -3,8 +3,10 @@
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "functionalize/eager_rehearsal.h"
 #include "functionalize/functional_tensor.h"
@@ -25,12 +27,36 @@ std::string shape_string(c10::SymIntArrayRef sizes) {
 bool repeats_memory(const at::Tensor& t) {
   const auto sizes = t.sym_sizes();
   const auto strides = t.sym_strides();
+  for (const c10::SymInt& size : sizes)
+    if (size.maybe_as_int() == std::optional<int64_t>(0)) return false;  // no elements at all
   for (size_t d = 0; d < sizes.size(); ++d) {
     const auto stride = strides[d].maybe_as_int();
     const auto size = sizes[d].maybe_as_int();
     if (stride && *stride == 0 && (!size || *size > 1)) return true;
   }
   return false;
+}
+
+// Whether distinct elements of `t` (concrete geometry, no stride 0) provably
+// occupy distinct memory: with its dims ordered by stride, each stride must
+// step past everything the smaller dims span. Overlapping windows (unfold
+// with step < size, as_strided) fail it; eager then writes them in kernel
+// order (x.unfold(0, 2, 1).add_(1) adds twice where windows overlap), which a
+// functional value cannot express.
+bool provably_injective(const at::Tensor& t) {
+  if (t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return true;  // not checked symbolically
+  std::vector<std::pair<int64_t, int64_t>> dims;                           // (stride, size)
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 0) return true;
+    if (t.size(d) > 1) dims.emplace_back(t.stride(d), t.size(d));
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t spanned = 0;  // the largest offset the smaller dims reach
+  for (const auto& [stride, size] : dims) {
+    if (stride <= spanned) return false;
+    spanned += (size - 1) * stride;
+  }
+  return true;
 }
 
 // How eager's writes land in a tensor whose elements share memory, for the
@@ -101,7 +127,8 @@ void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::
 
 void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                     std::vector<Write>& writes) {
-  const std::string name = c10::toString(op.operator_name());
+  // Formatted only when a check fails.
+  const c10::OperatorName& name = op.operator_name();
   bool rehearse = false;
   for (Write& w : writes) {
     const at::ScalarType from = w.value.scalar_type();
@@ -113,6 +140,13 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
     TORCH_CHECK(!reshaped || w.is_out, "fxinplace.functionalize: ", name, ": output with shape ",
                 shape_string(w.target.sym_sizes()), " doesn't match the broadcast shape ",
                 shape_string(w.value.sym_sizes()));
+    // The alias group's base itself repeats memory (an expanded input, a
+    // stride-0 empty_strided): folding writes into it, and writing it back to
+    // an input, would write several elements to one location.
+    TORCH_CHECK(!repeats_memory(functional_impl(w.target)->alias()->base_value()),
+                "fxinplace.functionalize: ", name,
+                " writes a tensor whose underlying tensor has elements sharing one memory location (an "
+                "expanded input, say); functionalization cannot express that. Please clone() it first.");
     if (repeats_memory(w.target)) {
       const std::optional<CopiesFold> fold = fold_for_shared_memory(op, args);
       TORCH_CHECK(
@@ -121,10 +155,17 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
           "memory location (e.g. a view made by expand()), and functionalization cannot express this "
           "op's writes into it. Please clone() the tensor before performing the operation.");
       w.fold = *fold;
+    } else {
+      TORCH_CHECK(provably_injective(functional_impl(w.target)->metadata()),
+                  "fxinplace.functionalize: ", name,
+                  " writes a tensor whose elements may share memory (overlapping windows of unfold() or "
+                  "as_strided()); eager's result then depends on the kernel's order, which functionalization "
+                  "cannot express. Please clone() the tensor before performing the operation.");
     }
-    // out= ops have their own dtype rules (mm.out wants exactly its result's
-    // dtype): eager's own meta kernel decides.
-    rehearse = rehearse || (w.is_out && from != to);
+    // Beyond TensorIterator's cast rule, ops check dtypes of their own (mm.out
+    // wants exactly its result's dtype, abs_ refuses complex self): where the
+    // result's dtype is not the written tensor's, eager's own meta kernel decides.
+    rehearse = rehearse || from != to;
   }
   check_no_partial_overlap(op, args, writes);
 

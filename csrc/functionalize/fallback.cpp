@@ -67,15 +67,19 @@ void check_written_are_functional(const c10::OperatorHandle& op, const OpClass& 
     });
 }
 
-void commit_one(const c10::OperatorHandle& op, const Write& w) {
+void commit_one(const c10::OperatorHandle& op, const Write& w, bool reapply) {
   FunctionalTensorImpl* impl = functional_impl(w.target);
-  if (w.value.sym_sizes() == impl->value().sym_sizes()) {
-    impl->commit(w.value, op.operator_name(), w.fold);
-    return;
+  if (w.value.sym_sizes() != w.target.sym_sizes()) {
+    if (impl->views().empty()) {
+      // A base takes the result (with the strides the kernel picked) as its new value.
+      impl->replace_base(w.value);
+      return;
+    }
+    // An out= argument that is a view: eager resizes it (resize_output), then
+    // writes the result into it.
+    resize_functional(op, w.target, w.value.sym_sizes(), std::nullopt, reapply);
   }
-  TORCH_CHECK(impl->views().empty(), "fxinplace.functionalize: ", op_name(op),
-              " changes the shape of a view; only a tensor that is not a view can be resized");
-  impl->replace_base(w.value);
+  impl->commit(w.value, op.operator_name(), w.fold);
 }
 
 // The written argument at `arg` (a tensor or a list of them) and its new value(s).
@@ -133,7 +137,7 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
     if (c.return_alias[r] >= 0)
       add_writes(op, c.return_alias[r], originals[c.return_alias[r]], functional_stack[r], writes);
   conform_writes(op, originals, writes);
-  for (const Write& w : writes) commit_one(op, w);
+  for (const Write& w : writes) commit_one(op, w, reapply);
 
   for (size_t r = 0; r < num_returns; ++r) {
     const int alias = c.return_alias[r];
@@ -146,6 +150,27 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
   }
 }
 
+// as_strided addresses the storage, not the tensor it is applied to: after
+// other views it is replaced by one as_strided of the base, so writes through
+// it fold back with as_strided_scatter (the chain form is not compositional).
+// Returns the view, or an undefined tensor where the chain changes the dtype
+// (view(dtype) before as_strided: the chain form is kept).
+at::Tensor as_strided_of_base(const FunctionalTensorImpl& parent,
+                              const std::shared_ptr<const ViewRecord>& record, bool reapply) {
+  ViewChain chain = parent.views();
+  chain.push_back(record);
+  at::Tensor where = measure_on_meta(parent.alias()->eager_base_layout(), chain);
+  if (where.scalar_type() != parent.alias()->base_value().scalar_type()) return at::Tensor();
+  // The parent's value stands in until the view is placed; then it is
+  // regenerated from the base (replaying as_strided on the parent's value
+  // would address a *_copy's own storage with remove="mutations_and_views").
+  at::Tensor view = wrap_view(parent.value(), parent, record, /*reapply_views=*/true);
+  FunctionalTensorImpl* impl = functional_impl(view);
+  impl->view_storage_at(where, "as_strided() reaches outside the tensor the view chain started from");
+  impl->sync(reapply);
+  return view;
+}
+
 // y = x[1:] -> y joins x's alias group with x's views plus `slice(dim=0, 1)`.
 void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reapply) {
   const size_t num_args = op.schema().arguments().size();
@@ -156,6 +181,13 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
   std::vector<c10::IValue> recorded(stack->end() - num_args, stack->end());
   torch::jit::drop(*stack, num_args);
   auto first = std::make_shared<const ViewRecord>(op, recorded, 0);
+  if (first->is_as_strided() && !parent->views().empty()) {
+    at::Tensor view = as_strided_of_base(*parent, first, reapply);
+    if (view.defined()) {
+      stack->push_back(std::move(view));
+      return;
+    }
+  }
   std::vector<at::Tensor> outputs = first->forward_all(parent->value(), reapply);
   const bool multi = op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType;
   if (!multi) {

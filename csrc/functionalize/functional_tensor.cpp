@@ -52,13 +52,10 @@ void FunctionalTensorImpl::sync(bool reapply_views) {
 
 void FunctionalTensorImpl::commit(const at::Tensor& new_value, const c10::OperatorName& writer,
                                   CopiesFold fold) {
+  // Every alias, this one included, is regenerated from the updated base at
+  // its next read: a view so that its layout is the view's own, the base so
+  // that it keeps the base's layout.
   alias_->add_update(new_value, views_, writer, fold);
-  // A base now simply is the new value. A view stays stale on purpose: it is
-  // regenerated from the updated base, so its layout is the view's own.
-  if (views_.empty()) {
-    set_value(new_value);
-    generation_ = alias_->generation();
-  }
 }
 
 void FunctionalTensorImpl::become(const FunctionalTensorImpl& other) {
@@ -103,6 +100,9 @@ void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* 
     TORCH_CHECK(!record->flips_values(), "fxinplace.functionalize: a view made by ", record->op_name(),
                 " (conjugated or negated) cannot keep its place in a storage whose tensor was resized");
   const at::Tensor base = alias_->eager_base_layout();
+  TORCH_CHECK(where.scalar_type() == base.scalar_type(), "fxinplace.functionalize: a ", where.scalar_type(),
+              " view of a ", base.scalar_type(),
+              " tensor cannot keep its place in a storage whose tensor was resized");
   if (same_geometry(where, base)) {
     views_.clear();
     layout_ = same_geometry(base, alias_->base_value()) ? at::Tensor() : base;

@@ -4,6 +4,9 @@
 #include <c10/core/SymBool.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <algorithm>
+#include <numeric>
+
 namespace fxinplace::functionalize {
 namespace {
 
@@ -52,6 +55,23 @@ at::Tensor meta_strided(at::ScalarType dtype, c10::SymIntArrayRef sizes, c10::Sy
 
 at::Tensor meta_like(const at::Tensor& like) {
   return meta_strided(like.scalar_type(), like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
+}
+
+at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like) {
+  if (t.dim() != like.dim() || t.sym_sizes() != like.sym_sizes()) return t;
+  bool same = true;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    same = same && (t.sym_size(d) == 1 || t.sym_stride(d) == like.sym_stride(d));
+  if (same || !like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense().guard_bool(__FILE__, __LINE__))
+    return t;
+  // Dims from the largest stride to the smallest: contiguous in that order is `like`'s layout.
+  std::vector<int64_t> order(t.dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return like.sym_stride(a) > like.sym_stride(b); });
+  std::vector<int64_t> inverse(order.size());
+  for (size_t k = 0; k < order.size(); ++k) inverse[order[k]] = static_cast<int64_t>(k);
+  return t.permute(order).contiguous().permute(inverse);
 }
 
 bool same_geometry(const at::Tensor& a, const at::Tensor& b) {

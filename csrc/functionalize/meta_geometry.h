@@ -33,6 +33,10 @@ at::Tensor replay_on_meta(const at::Tensor& base, const std::function<at::Tensor
 // an empty tensor.
 c10::SymInt storage_extent(const at::Tensor& t);
 
+// `t` laid out like `like` (same sizes) where `like` is non-overlapping and
+// dense and the strides differ: a copy in `like`'s dim order. `t` otherwise.
+at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like);
+
 // The strides of a contiguous tensor of `sizes`.
 std::vector<c10::SymInt> contiguous_strides(c10::SymIntArrayRef sizes);
 

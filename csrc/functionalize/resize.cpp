@@ -68,6 +68,9 @@ void resize_functional(const c10::OperatorHandle& op, const at::Tensor& self, c1
   impl->sync(reapply_views);
   // Same sizes: eager keeps the strides too.
   if (self.sym_sizes() == sizes) return;
+  TORCH_CHECK(impl->views().empty() || self.scalar_type() == impl->alias()->base_value().scalar_type(),
+              "fxinplace.functionalize: ", name, " resizes a view whose dtype (", self.scalar_type(),
+              ") differs from that of the tensor it views, which is not supported");
   at::Tensor where = contiguous_at(self, sizes);
   if (storage_extent(where) > storage_extent(impl->alias()->eager_base_layout())) {
     if (impl->views().empty()) {

@@ -76,6 +76,12 @@ def _geometry_extent(size: Any, stride: Any, storage_offset: Any) -> Any:
     return storage_offset + 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True))
 
 
+def _geometry_repeats_memory(geometry: tuple[Any, Any, Any]) -> bool:
+    """Eager's internal overlap: a dim of size > 1 with stride 0 (an expanded tensor)."""
+    size, stride, _ = geometry
+    return all(s != 0 for s in size) and any(st == 0 and s > 1 for s, st in zip(size, stride, strict=True))
+
+
 def _extent(t: torch.Tensor) -> Any:
     """``_geometry_extent`` of ``t``, from the tensor's own geometry rather than its storage's
     size: under symbolic tracing only the inputs' sizes and strides are graph inputs."""
@@ -135,6 +141,13 @@ def _write_back(
         geometry = None  # an aliased input is a view of the shared base from the start
     if geometry is None and not _C._fz_mutated(functional):
         return None
+    final = tuple(geometry) if geometry is not None else _geometry(original)
+    if _geometry_repeats_memory(final):
+        raise RuntimeError(
+            "fxinplace.functionalize: the function writes an input in which more than one element refers to "
+            "a single memory location (an expanded tensor); writing such an input back is not supported. "
+            "Pass a clone (x.clone() or x.contiguous()) instead"
+        )
     # eager grew the input's storage and the input ends up needing it
     grown = _C._fz_resized_base_sizes(functional)
     if grown is not None and _geometry_extent(*geometry) <= _extent(original):

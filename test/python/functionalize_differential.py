@@ -368,7 +368,9 @@ def format_problems(case: FunctionalizeCase, remove: str, problems: Sequence[str
 
 
 def _layout(t: torch.Tensor) -> tuple[Any, ...]:
-    return tuple(t.shape), t.stride(), t.storage_offset()
+    # The stride of a dim of size 1 is never used to address an element.
+    strides = tuple(st if s != 1 else None for s, st in zip(t.shape, t.stride(), strict=True))
+    return tuple(t.shape), strides, t.storage_offset()
 
 
 def _state(x: Any) -> Any:

@@ -144,3 +144,24 @@ def test_resize_with_a_channels_last_memory_format_is_a_clear_error() -> None:
 
     with pytest.raises(RuntimeError, match=r"fxinplace.functionalize: aten::resize_ with memory_format="):
         fxinplace.functionalize(f)(torch.arange(8.0))
+
+
+def test_resize_of_an_expanded_input() -> None:
+    # Metadata only: the input becomes a contiguous view of its memory.
+    def f(x):
+        x.resize_(2)
+        return x * 1
+
+    _check(f, lambda: (torch.arange(4.0).reshape(1, 4).expand(3, 4),))
+
+
+def test_resize_of_a_view_with_another_dtype_is_a_clear_error() -> None:
+    def f(x):
+        v = x.view(torch.int16)
+        v.resize_(2)
+        return x * 1
+
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace.*resize_ resizes a view whose dtype \(Short\) differs"
+    ):
+        fxinplace.functionalize(f)(torch.arange(4.0))

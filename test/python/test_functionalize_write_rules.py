@@ -243,3 +243,81 @@ def test_write_reading_exactly_self_is_fine() -> None:
         return x
 
     _check(f, lambda: (torch.arange(6.0),))
+
+
+def test_op_specific_dtype_rule_of_an_in_place_op_raises() -> None:
+    # abs of a complex tensor is real, which casts back to complex; eager's abs_
+    # refuses complex self anyway. Its meta kernel says so (not run under
+    # symbolic shapes: known gap).
+    def f(z):
+        z.abs_()
+        return z
+
+    _check(
+        f,
+        lambda: (torch.tensor([3 + 4j, -1j]),),
+        error=r"fxinplace.*abs_ is rejected by eager PyTorch",
+        tracing_modes=("real", "fake"),
+    )
+
+
+@pytest.mark.parametrize(
+    "write",
+    [lambda x: x.unfold(0, 2, 1).add_(1), lambda x: x.as_strided((3, 2), (1, 1)).mul_(2)],
+    ids=["unfold", "as_strided"],
+)
+def test_write_into_overlapping_windows_is_a_clear_error(write) -> None:
+    # Eager adds twice where windows overlap (kernel order); no functional value says that.
+    def f(x):
+        y = x.clone()
+        write(y)
+        return y
+
+    with pytest.raises(RuntimeError, match=r"fxinplace.*writes a tensor whose elements may share memory"):
+        fxinplace.functionalize(f)(torch.arange(6.0))
+
+
+def test_write_into_an_empty_expanded_tensor() -> None:
+    def f(x):
+        x.expand(3, 0).add_(1)
+        return x
+
+    _check(f, lambda: (torch.zeros(0),))
+
+
+def test_writing_an_expanded_input_is_a_clear_error() -> None:
+    def f(x):
+        x.zero_()
+        return x * 1
+
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace.*zero_ writes a tensor whose underlying tensor has elements"
+    ):
+        fxinplace.functionalize(f)(torch.ones(1).expand(3))
+
+
+def test_written_base_keeps_its_layout() -> None:
+    # masked_fill (the functional variant) lays a channels_last tensor out
+    # contiguously; eager writes into x, which stays channels_last.
+    def f(x):
+        x.masked_fill_(x > 3, 0.0)
+        return x * 1
+
+    _check(f, lambda: (torch.arange(12.0).reshape(1, 3, 2, 2).contiguous(memory_format=torch.channels_last),))
+
+
+def test_out_argument_that_is_a_view_and_must_resize() -> None:
+    def f(x, y):
+        torch.mul(torch.ones(2, 3), 2, out=x.t().diagonal())
+        return x, y * 1
+
+    _check(f, lambda: (torch.arange(12.0).reshape(4, 3), torch.ones(2)))
+
+
+def test_as_strided_after_views_reads_the_storage() -> None:
+    def f(x):
+        v = x.view(-1).narrow(0, 1, 4).as_strided((2,), (1,), 1)
+        v.zero_()
+        return x, v * 1
+
+    _check(f, lambda: (torch.arange(6).reshape(2, 3),))
