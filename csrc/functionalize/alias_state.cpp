@@ -1,6 +1,7 @@
 #include "functionalize/alias_state.h"
 
 #include <c10/core/StorageImpl.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include "functionalize/meta_geometry.h"
 #include "functionalize/region.h"
@@ -19,6 +20,26 @@ c10::Storage dataless_storage(const at::Tensor& like) {
 AliasState::AliasState(at::Tensor base)
     : base_(std::move(base)), region_(current_region()), storage_(dataless_storage(base_)) {}
 
+void AliasState::check_fold_keeps_every_write(const ViewChain& views, const c10::OperatorName& writer) const {
+  // Folding back through a view whose elements share memory (overlapping
+  // unfold windows) scatters every copy of a location, so the copies the
+  // write did not change overwrite the one it did. (expand() has a fold of
+  // its own; the written tensor itself was checked by the write's rules.)
+  bool scatters = false;
+  for (size_t k = 0; k + 1 < views.size(); ++k) scatters = scatters || views[k]->folds_by_scatter();
+  if (!scatters) return;
+  at::Tensor level = meta_like(base_);
+  c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks);
+  for (size_t k = 0; k + 1 < views.size(); ++k) {
+    level = views[k]->forward(level, /*reapply_views=*/true);
+    TORCH_CHECK(!views[k]->folds_by_scatter() || provably_injective(level),
+                "fxinplace.functionalize: ", c10::toString(writer), " writes through a view made by ",
+                views[k]->op_name(),
+                " whose elements share memory (overlapping windows); functionalization cannot fold a write "
+                "back through such a view. Please clone() the view's source first.");
+  }
+}
+
 void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer,
                             CopiesFold fold) {
   // as_strided addresses the storage of whatever it is applied to: after
@@ -29,6 +50,7 @@ void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const 
         !views[k]->is_as_strided(), "fxinplace.functionalize: ", c10::toString(writer),
         " writes through as_strided() applied to another view; as_strided is only supported as the first "
         "view of a tensor (it is not compositional)");
+  check_fold_keeps_every_write(views, writer);
   pending_.push_back(Update{std::move(new_value), views, fold});
   ++generation_;
   mutated_ = true;

@@ -61,6 +61,8 @@ class AliasState {
     CopiesFold fold;
   };
 
+  void check_fold_keeps_every_write(const ViewChain& views, const c10::OperatorName& writer) const;
+
   at::Tensor base_;
   std::vector<Update> pending_;
   uint64_t generation_ = 0;

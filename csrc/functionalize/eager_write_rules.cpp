@@ -11,6 +11,7 @@
 #include "functionalize/eager_rehearsal.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
+#include "functionalize/meta_geometry.h"
 
 namespace fxinplace::functionalize {
 namespace {
@@ -35,28 +36,6 @@ bool repeats_memory(const at::Tensor& t) {
     if (stride && *stride == 0 && (!size || *size > 1)) return true;
   }
   return false;
-}
-
-// Whether distinct elements of `t` (concrete geometry, no stride 0) provably
-// occupy distinct memory: with its dims ordered by stride, each stride must
-// step past everything the smaller dims span. Overlapping windows (unfold
-// with step < size, as_strided) fail it; eager then writes them in kernel
-// order (x.unfold(0, 2, 1).add_(1) adds twice where windows overlap), which a
-// functional value cannot express.
-bool provably_injective(const at::Tensor& t) {
-  if (t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return true;  // not checked symbolically
-  std::vector<std::pair<int64_t, int64_t>> dims;                           // (stride, size)
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) == 0) return true;
-    if (t.size(d) > 1) dims.emplace_back(t.stride(d), t.size(d));
-  }
-  std::sort(dims.begin(), dims.end());
-  int64_t spanned = 0;  // the largest offset the smaller dims reach
-  for (const auto& [stride, size] : dims) {
-    if (stride <= spanned) return false;
-    spanned += (size - 1) * stride;
-  }
-  return true;
 }
 
 // How eager's writes land in a tensor whose elements share memory, for the
@@ -114,10 +93,18 @@ void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::
       for (const Write& w : writes) {
         if (w.target.is_same(t) || functional_impl(w.target)->alias() != functional_impl(t)->alias())
           continue;
-        TORCH_CHECK(overlap_status(w.target, t) != at::MemOverlapStatus::Partial,
+        // An out= argument eager resizes is checked where the resize puts it
+        // (contiguous from its storage offset; any dense layout covers the same memory).
+        const bool resized = w.is_out && w.value.sym_sizes() != w.target.sym_sizes();
+        const at::Tensor written =
+            resized ? meta_strided(w.target.scalar_type(), w.value.sym_sizes(),
+                                   contiguous_strides(w.value.sym_sizes()), w.target.sym_storage_offset())
+                    : w.target;
+        TORCH_CHECK(overlap_status(written, t) != at::MemOverlapStatus::Partial,
                     "fxinplace.functionalize: ", c10::toString(op.operator_name()),
                     ": unsupported operation: some elements of the input tensor and the written-to tensor "
-                    "refer to a single memory location. Please clone() the tensor before performing the "
+                    "refer to a single memory location (eager rejects this for most ops; for the others its "
+                    "result depends on the kernel's order). Please clone() the tensor before performing the "
                     "operation.");
       }
     });

@@ -74,6 +74,28 @@ at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like) {
   return t.permute(order).contiguous().permute(inverse);
 }
 
+// Whether distinct elements of `t` (concrete geometry, no stride 0) provably
+// occupy distinct memory: with its dims ordered by stride, each stride must
+// step past everything the smaller dims span. Overlapping windows (unfold
+// with step < size, as_strided) fail it; eager then writes them in kernel
+// order (x.unfold(0, 2, 1).add_(1) adds twice where windows overlap), which a
+// functional value cannot express.
+bool provably_injective(const at::Tensor& t) {
+  if (t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return true;  // not checked symbolically
+  std::vector<std::pair<int64_t, int64_t>> dims;                           // (stride, size)
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 0) return true;
+    if (t.size(d) > 1) dims.emplace_back(t.stride(d), t.size(d));
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t spanned = 0;  // the largest offset the smaller dims reach
+  for (const auto& [stride, size] : dims) {
+    if (stride <= spanned) return false;
+    spanned += (size - 1) * stride;
+  }
+  return true;
+}
+
 bool same_geometry(const at::Tensor& a, const at::Tensor& b) {
   return a.sym_sizes() == b.sym_sizes() && a.sym_strides() == b.sym_strides() &&
          a.sym_storage_offset() == b.sym_storage_offset();

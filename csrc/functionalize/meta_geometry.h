@@ -37,6 +37,10 @@ c10::SymInt storage_extent(const at::Tensor& t);
 // dense and the strides differ: a copy in `like`'s dim order. `t` otherwise.
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like);
 
+// Whether distinct elements of `t` provably occupy distinct memory (see the
+// definition). Symbolic geometry counts as injective: it is not checked.
+bool provably_injective(const at::Tensor& t);
+
 // The strides of a contiguous tensor of `sizes`.
 std::vector<c10::SymInt> contiguous_strides(c10::SymIntArrayRef sizes);
 

@@ -24,10 +24,15 @@ c10::SymInt spanned(const at::Tensor& t) {
 at::Tensor grown_memory(const std::string& name, const at::Tensor& value, const c10::SymInt& total) {
   const c10::SymInt kept = spanned(value);
   // Eager's new elements are that storage's data where the storage holds
-  // more than the tensor spans; a graph input does not carry it.
+  // more than the tensor spans; a graph input does not carry it. (A symbolic
+  // storage size is no graph input either: arithmetic on it cannot be traced,
+  // so it is only checked when concrete.)
   const c10::Storage& storage = value.unsafeGetTensorImpl()->unsafe_storage();
-  if (storage) {
-    TORCH_CHECK(storage.sym_nbytes() / value.element_size() - value.sym_storage_offset() <= kept,
+  const auto nbytes = storage ? storage.sym_nbytes().maybe_as_int() : std::nullopt;
+  const auto offset = value.sym_storage_offset().maybe_as_int();
+  const auto span = kept.maybe_as_int();
+  if (nbytes && offset && span) {
+    TORCH_CHECK(*nbytes / static_cast<int64_t>(value.element_size()) - *offset <= *span,
                 "fxinplace.functionalize: ", name,
                 " grows a tensor over storage beyond its elements (eager then reads that storage's data, "
                 "which functionalization cannot express); resize a clone instead");

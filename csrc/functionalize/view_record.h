@@ -66,6 +66,11 @@ class ViewRecord {
                      CopiesFold fold = CopiesFold::kWrittenCopy) const;
 
   bool is_as_strided() const { return op_->inverse == Inverse::kAsStrided; }
+  // A write through the view folds back by scattering the view's elements
+  // into the base at their places (as_strided_scatter).
+  bool folds_by_scatter() const {
+    return op_->inverse == Inverse::kAsStrided || op_->inverse == Inverse::kGeometry;
+  }
   // The view shows the base's values changed (conjugated or negated), not
   // just some of its elements.
   bool flips_values() const { return op_->inverse == Inverse::kConj || op_->inverse == Inverse::kNeg; }

@@ -59,14 +59,14 @@ def _storage_key(t: torch.Tensor) -> object | None:
 
 
 def _shared_storage_groups(flat_args: list[Any]) -> list[list[int]]:
-    """Indices of tensor inputs that share a storage (same dtype), in groups of two or more."""
+    """Indices of tensor inputs that share a storage, in groups of two or more."""
     groups: dict[object, list[int]] = {}
     for i, a in enumerate(flat_args):
         if isinstance(a, torch.Tensor):
             key = _storage_key(a)
             if key is not None:
                 groups.setdefault(key, []).append(i)
-    return [g for g in groups.values() if len(g) > 1 and len({flat_args[i].dtype for i in g}) == 1]
+    return [g for g in groups.values() if len(g) > 1]
 
 
 def _geometry_extent(size: Any, stride: Any, storage_offset: Any) -> Any:
@@ -114,12 +114,20 @@ class _Inputs:
         distinct = [a if first_of.get(id(a)) == i else None for i, a in enumerate(flat_args)]
         for group in _shared_storage_groups(distinct):
             members = [flat_args[i] for i in group]
+            if len({m.element_size() for m in members}) > 1:
+                raise RuntimeError(
+                    "fxinplace.functionalize: inputs that share memory with different element sizes "
+                    f"({', '.join(sorted({str(m.dtype) for m in members}))}) are not supported; "
+                    "pass one of them and view it inside the function instead"
+                )
             numel = max(_extent(m) for m in members)
             whole = torch.as_strided if reapply_views else torch.ops.aten.as_strided_copy.default
             flat = whole(members[0], (numel,), (1,), 0)
             base = _C._fz_wrap(flat)
             for i, a in zip(group, members, strict=True):
-                self.wrapped[i] = torch.as_strided(base, a.size(), a.stride(), a.storage_offset())
+                view = torch.as_strided(base, a.size(), a.stride(), a.storage_offset())
+                # another dtype of the same element size: the same elements reinterpreted
+                self.wrapped[i] = view if a.dtype == base.dtype else view.view(a.dtype)
                 self.shared_base[i] = flat
         for i, a in enumerate(flat_args):
             if isinstance(a, torch.Tensor) and first_of[id(a)] != i:
@@ -150,7 +158,7 @@ def _write_back(
         )
     # eager grew the input's storage and the input ends up needing it
     grown = _C._fz_resized_base_sizes(functional)
-    if grown is not None and _geometry_extent(*geometry) <= _extent(original):
+    if grown is not None and (geometry is None or _geometry_extent(*geometry) <= _extent(original)):
         grown = None
     new_value = _C._fz_unwrap(functional, reapply_views)
 

@@ -265,7 +265,9 @@ def graph_problems(
             problems.append(f"graph: unexpected higher-order operator: {node.format_node()}")
         elif target is not operator.getitem and not isinstance(target, torch._ops.OpOverloadPacket):
             mod = getattr(target, "__module__", "") or ""
-            if not mod.startswith(("_operator", "math", "torch.fx.experimental.sym_node")):
+            # torch.sym_min/sym_max/...: SymInt arithmetic of symbolic traces
+            symbolic = getattr(target, "__name__", "").startswith("sym_") and mod == "torch"
+            if not symbolic and not mod.startswith(("_operator", "math", "torch.fx.experimental.sym_node")):
                 problems.append(f"graph: unexpected call_function target: {node.format_node()}")
         if isinstance(target, torch._ops.OpOverloadPacket):
             problems.append(f"graph: call to an overload packet (not an OpOverload): {node.format_node()}")
