@@ -165,3 +165,23 @@ def test_resize_of_a_view_with_another_dtype_is_a_clear_error() -> None:
         RuntimeError, match=r"fxinplace.*resize_ resizes a view whose dtype \(Short\) differs"
     ):
         fxinplace.functionalize(f)(torch.arange(4.0))
+
+
+def test_inputs_sharing_memory_with_another_dtype_see_each_others_writes() -> None:
+    def f(a, b):
+        a.add_(1)
+        return b * 1
+
+    def args():
+        s = torch.arange(6.0)
+        return s, s.view(torch.int32)[2:]
+
+    _check(f, args)
+
+
+def test_inputs_sharing_memory_with_other_element_sizes_are_a_clear_error() -> None:
+    s = torch.arange(4.0)
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace.*inputs that share memory with different element sizes"
+    ):
+        fxinplace.functionalize(lambda a, b: a + 1)(s, s.view(torch.int16))

@@ -321,3 +321,26 @@ def test_as_strided_after_views_reads_the_storage() -> None:
         return x, v * 1
 
     _check(f, lambda: (torch.arange(6).reshape(2, 3),))
+
+
+def test_write_folded_through_overlapping_windows_is_a_clear_error() -> None:
+    # The written diagonal repeats no memory, but the windows it was taken from
+    # do: scattering them back would let unchanged copies overwrite the write.
+    def f(x):
+        y = x.clone()
+        y.unfold(1, 2, 1).diagonal().fill_(0)
+        return y
+
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace.*writes through a view made by aten::unfold whose elements"
+    ):
+        fxinplace.functionalize(f)(torch.arange(12.0).reshape(3, 4))
+
+
+def test_out_argument_overlapping_an_input_only_before_its_resize() -> None:
+    # Eager resizes `out` (to 0-dim at its offset) before writing: no overlap then.
+    def f(x):
+        torch.sum(x[2], 0, out=x.t())
+        return x
+
+    _check(f, lambda: (torch.arange(12).reshape(3, 4),))
