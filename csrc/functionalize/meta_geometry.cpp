@@ -82,6 +82,7 @@ at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like) {
 // functional value cannot express.
 bool provably_injective(const at::Tensor& t) {
   if (t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return true;  // not checked symbolically
+  if (t.is_non_overlapping_and_dense()) return true;                       // the common case, cached
   std::vector<std::pair<int64_t, int64_t>> dims;                           // (stride, size)
   for (int64_t d = 0; d < t.dim(); ++d) {
     if (t.size(d) == 0) return true;
