@@ -1,9 +1,9 @@
-// Rehearsing an out= op the way eager would run it, without data: the op runs
-// on dataless meta stand-ins of its arguments (their dtypes and geometry), so
-// eager's own argument checks run — for out= ops, the dtypes an out= argument
+// Rehearsing a mutating op the way eager would run it, without data: the op
+// runs on dataless meta stand-ins of its arguments (their dtypes and
+// geometry), so eager's own argument checks run — the dtypes a written tensor
 // may have (mm.out wants exactly its result's dtype, add.out any dtype the
-// result casts to). The functional variant that computes the value does none
-// of these checks.
+// result casts to, abs_ refuses complex self). The functional variant that
+// computes the value does none of these checks.
 //
 // Meta kernels skip memory-overlap checks and, for some ops, pick other
 // strides for a resized out= argument than the CPU/CUDA kernels do, so only

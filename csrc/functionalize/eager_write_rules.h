@@ -21,8 +21,6 @@ struct Write {
   at::Tensor target;  // the functional tensor the op writes
   at::Tensor value;   // its new value, as the functional variant computed it
   bool is_out;        // an out= argument (may be resized) rather than self
-  size_t arg;         // the argument's position in the op's schema
-  size_t element;     // its position in a Tensor[] argument (0 otherwise)
   // How a write through expand() combines the copies of an element (set by
   // conform_writes for a target whose elements share memory).
   CopiesFold fold = CopiesFold::kWrittenCopy;

@@ -3,6 +3,7 @@
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <cstdint>
 #include <optional>
 
 #include "functionalize/auto_functionalize.h"
@@ -72,6 +73,15 @@ void bind_functionalize(py::module_& m) {
   m.def("_fz_dispatch_key", [] { return c10::toString(fz::kFunctionalizeKey); });
   m.def("_fz_region_active", &fz::region_active);
   m.def("_fz_reapply_views", &fz::reapply_views);
+  m.def("_fz_from_current_region", [](const at::Tensor& t) {
+    return fz::functional_impl(t)->alias()->region() == fz::current_region();
+  });
+  m.def(
+      "_fz_alias_group",
+      [](const at::Tensor& t) {
+        return reinterpret_cast<std::uintptr_t>(fz::functional_impl(t)->alias().get());
+      },
+      "An id of the functional tensor's alias group (the tensors over one storage).");
   m.def("_fz_is_functional", [](const at::Tensor& t) { return fz::is_functional(t); });
   m.def("_fz_wrap", [](const at::Tensor& t) {
     TORCH_CHECK(!fz::is_functional(t), "fxinplace.functionalize: the tensor is already functional");

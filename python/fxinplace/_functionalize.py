@@ -194,6 +194,16 @@ def _functionalized_subgraph(name: str, fn: Callable[..., Any], reapply_views: b
                         f"fxinplace.functionalize: a subgraph of torch.ops.higher_order.{name} changes its "
                         f"operand {i} in place; writes to the operands of higher-order ops are not supported"
                     )
+            operands = {_C._fz_alias_group(w) for w in inputs.wrapped if isinstance(w, torch.Tensor)}
+            for o in tree_flatten(out)[0]:
+                if isinstance(o, torch.Tensor) and _C._fz_is_functional(o):
+                    # as torch.cond checks when it compiles itself
+                    if not _C._fz_from_current_region(o) or _C._fz_alias_group(o) in operands:
+                        raise RuntimeError(
+                            f"fxinplace.functionalize: a subgraph of torch.ops.higher_order.{name} returns "
+                            "an operand, a view of one or a tensor from outside it; higher-order ops do not "
+                            "support aliasing (return a clone() instead)"
+                        )
             return tree_map(lambda o: _unwrap(o, reapply_views), out)
 
     return subgraph

@@ -130,3 +130,19 @@ def test_region_state_is_restored_after_a_cond() -> None:
     fxinplace.functionalize(f)(torch.arange(3.0))
     assert not _C._fz_region_active()
     assert torch.equal(torch.arange(3.0) + 1, torch.arange(3.0).add(1))  # ordinary dispatch again
+
+
+@pytest.mark.parametrize(
+    "branch",
+    [lambda t, y: y, lambda t, y: t, lambda t, y: t[1:]],
+    ids=["closed_over", "operand", "operand_view"],
+)
+def test_a_subgraph_returning_an_alias_raises_as_eager_does(branch) -> None:
+    def f(x):
+        y = x * 2
+        return torch.cond(x.sum() > 0, lambda t: branch(t, y), lambda t: t[1:].clone(), (x,))
+
+    with pytest.raises(Exception, match="alias"):  # eager: dynamo's UncapturedHigherOrderOpError
+        f(torch.arange(3.0))
+    with pytest.raises(RuntimeError, match=r"fxinplace.*higher-order ops do not support aliasing"):
+        fxinplace.functionalize(f)(torch.arange(3.0))
