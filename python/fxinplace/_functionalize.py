@@ -138,15 +138,22 @@ def _geometry(t: torch.Tensor) -> tuple[list[Any], list[Any], Any]:
     return list(t.shape), list(t.stride()), t.storage_offset()
 
 
+def _metadata_change(
+    original: torch.Tensor, functional: torch.Tensor, shared_base: torch.Tensor | None
+) -> tuple[Any, Any, Any] | None:
+    """Where t_()/unsqueeze_()/resize_()/out= resizing left an input in its storage, as
+    (size, stride, storage_offset); None where its metadata did not change."""
+    geometry = _C._fz_eager_geometry(functional, original if shared_base is None else shared_base)
+    if geometry is not None and shared_base is not None and tuple(geometry) == _geometry(original):
+        return None  # an aliased input is a view of the shared base from the start
+    return geometry
+
+
 def _write_back(
     original: torch.Tensor, functional: torch.Tensor, reapply_views: bool, shared_base: torch.Tensor | None
 ) -> Callable[[], None] | None:
     """Computes what ``original`` must become; returns the write-back to run after the region."""
-    # Where t_()/unsqueeze_()/resize_()/out= resizing left the input in its
-    # storage (None: its metadata did not change).
-    geometry = _C._fz_eager_geometry(functional, original if shared_base is None else shared_base)
-    if geometry is not None and shared_base is not None and tuple(geometry) == _geometry(original):
-        geometry = None  # an aliased input is a view of the shared base from the start
+    geometry = _metadata_change(original, functional, shared_base)
     if geometry is None and not _C._fz_mutated(functional):
         return None
     final = tuple(geometry) if geometry is not None else _geometry(original)
@@ -188,7 +195,8 @@ def _functionalized_subgraph(name: str, fn: Callable[..., Any], reapply_views: b
             out = fn(*tree_unflatten(inputs.wrapped, spec))
             for i, w in enumerate(inputs.wrapped):
                 if isinstance(w, torch.Tensor) and (
-                    _C._fz_mutated(w) or _C._fz_eager_geometry(w, flat_args[i]) is not None
+                    _C._fz_mutated(w)
+                    or _metadata_change(flat_args[i], w, inputs.shared_base.get(i)) is not None
                 ):
                     raise RuntimeError(
                         f"fxinplace.functionalize: a subgraph of torch.ops.higher_order.{name} changes its "
@@ -211,6 +219,17 @@ def _functionalized_subgraph(name: str, fn: Callable[..., Any], reapply_views: b
 
 def _run_subgraph_higher_order_op(name: str, op: Any, *args: Any, **kwargs: Any) -> Any:
     reapply_views = _C._fz_reapply_views()
+    groups = [
+        _C._fz_alias_group(a)
+        for a in tree_flatten((args, kwargs))[0]
+        if isinstance(a, torch.Tensor) and _C._fz_is_functional(a)
+    ]
+    if len(set(groups)) != len(groups):
+        # as torch.cond checks when it compiles itself
+        raise RuntimeError(
+            f"fxinplace.functionalize: operands of torch.ops.higher_order.{name} share memory; "
+            "higher-order ops do not support aliasing (pass a clone() instead)"
+        )
     args, kwargs = tree_map(
         lambda a: (
             _functionalized_subgraph(name, a, reapply_views)

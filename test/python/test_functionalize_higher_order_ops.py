@@ -61,7 +61,7 @@ def test_while_loop_matches_eager() -> None:
     def f(x):
         x.mul_(2)
         return torch.ops.higher_order.while_loop(
-            lambda i, t, step: i < 3, lambda i, t, step: (i + 1, t + step), (torch.tensor(0), x), (x,)
+            lambda i, t, step: i < 3, lambda i, t, step: (i + 1, t + step), (torch.tensor(0), x), (x * 1,)
         )
 
     _check(f, lambda: (torch.arange(3.0),))
@@ -146,3 +146,15 @@ def test_a_subgraph_returning_an_alias_raises_as_eager_does(branch) -> None:
         f(torch.arange(3.0))
     with pytest.raises(RuntimeError, match=r"fxinplace.*higher-order ops do not support aliasing"):
         fxinplace.functionalize(f)(torch.arange(3.0))
+
+
+def test_cond_on_operands_that_share_memory_raises_as_eager_does() -> None:
+    def f(x):
+        return torch.cond(x.sum() > 0, lambda a, b: a[1:] + b, lambda a, b: a[1:] - b, (x, x[1:]))
+
+    with pytest.raises(Exception, match="alias"):  # eager: dynamo's UncapturedHigherOrderOpError
+        f(torch.arange(4.0))
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace.*operands of torch.ops.higher_order.cond share memory"
+    ):
+        fxinplace.functionalize(f)(torch.arange(4.0))
