@@ -87,15 +87,13 @@ void add_writes(const c10::OperatorHandle& op, size_t arg, const c10::IValue& ta
                 const c10::IValue& value, std::vector<Write>& writes) {
   const bool is_out = op.schema().arguments()[arg].is_out();
   if (target.isTensor()) {
-    if (target.toTensor().defined())
-      writes.push_back(Write{target.toTensor(), value.toTensor(), is_out});
+    if (target.toTensor().defined()) writes.push_back(Write{target.toTensor(), value.toTensor(), is_out});
     return;
   }
   if (target.isTensorList()) {
     auto targets = target.toTensorList();
     auto values = value.toTensorList();
-    for (size_t k = 0; k < targets.size(); ++k)
-      writes.push_back(Write{targets[k], values[k], is_out});
+    for (size_t k = 0; k < targets.size(); ++k) writes.push_back(Write{targets[k], values[k], is_out});
   }
 }
 
