@@ -199,16 +199,9 @@ def _while_loop_over_an_intermediate(x):
 
 
 _HOP_PROGRAMS = [_cond_reads_an_intermediate_then_it_is_reused, _while_loop_over_an_intermediate]
-_FUNCTIONALIZE_CANNOT_TRACE_HOPS = pytest.mark.xfail(
-    strict=True,
-    reason="fxinplace.functionalize of torch.cond/while_loop: being fixed on the functionalize side",
-)
 
 
-@pytest.mark.parametrize(
-    "pipeline",
-    ["torch_func", "torch_func_dce", pytest.param("fxinplace", marks=_FUNCTIONALIZE_CANNOT_TRACE_HOPS)],
-)
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
 @pytest.mark.parametrize("fn", _HOP_PROGRAMS)
 def test_higher_order_ops_are_opaque_readers(fn, pipeline):
     # The graph was refused as a whole once; the stock pass re-inplaces around
