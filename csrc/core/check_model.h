@@ -88,6 +88,7 @@ struct Slot {
   std::string name;  // "mul", "var_mean[1]", "auto_functionalized_v2 (new x)"
   std::vector<int64_t> sizes;
   int64_t itemsize = 1;
+  int32_t dtype = 0;  // as TensorRef::dtype: a value lands only in a tensor of its dtype
 };
 
 struct InputStorage {

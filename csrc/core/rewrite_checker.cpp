@@ -57,10 +57,10 @@ class Run {
   // whether a mismatch is a violation (rewritten) or a broken problem (functional).
   std::string fill_mismatch(const Effect& e) const {
     const Slot& slot = problem_.slots.at(e.slot);
-    if (slot.sizes == e.dst.sizes && slot.itemsize == e.dst.itemsize) return "";
-    return "computes a value of shape " + sizes_text(e.dst.sizes) + " (" + std::to_string(e.dst.itemsize) +
-           "-byte elements) where the functional graph's " + slot.name + " has shape " +
-           sizes_text(slot.sizes) + " (" + std::to_string(slot.itemsize) + "-byte elements)";
+    if (slot.sizes == e.dst.sizes && slot.itemsize == e.dst.itemsize && slot.dtype == e.dst.dtype) return "";
+    if (slot.sizes == e.dst.sizes) return "stores " + slot.name + "'s value in a tensor of another dtype";
+    return "computes a value of shape " + sizes_text(e.dst.sizes) + " where the functional graph's " +
+           slot.name + " has shape " + sizes_text(slot.sizes);
   }
 
   void apply(const Effect& e, int32_t writer) {
@@ -80,8 +80,8 @@ class Run {
         return;
       }
       case EffectKind::kCopy: {
-        if (e.src.sizes != e.dst.sizes || e.src.itemsize != e.dst.itemsize)
-          throw CannotCheck("a copy's source and destination differ in shape or element size");
+        if (e.src.sizes != e.dst.sizes || e.src.itemsize != e.dst.itemsize || e.src.dtype != e.dst.dtype)
+          throw CannotCheck("a copy's source and destination differ in shape or dtype");
         memory_.check_in_bounds(e.src, "a copied tensor");
         memory_.check_in_bounds(e.dst, "a written tensor");
         const int64_t unit = memory_.granularity(e.src.storage);
@@ -207,7 +207,8 @@ class Checker {
   void apply_rewritten(const Effect& e, const CheckNode& node, int32_t index) {
     if (e.kind == EffectKind::kFill) {
       const std::string why = rewritten_.fill_mismatch(e);
-      if (!why.empty()) throw Found{-1, "wrong_shape", why};
+      const bool same_shape = problem_.slots.at(e.slot).sizes == e.dst.sizes;
+      if (!why.empty()) throw Found{-1, same_shape ? "wrong_dtype" : "wrong_shape", why};
     }
     check_input_writes(e, node);
     rewritten_.apply(e, index);

@@ -83,7 +83,7 @@ CheckGraph read_graph(const py::handle& h) {
 }
 
 // (inputs, slots, functional, rewritten); input = (name, nbytes, itemsize,
-// constant); slot = (name, sizes, itemsize). Returns (outcome, node, operand,
+// constant); slot = (name, sizes, itemsize, dtype). Returns (outcome, node, operand,
 // reason, message).
 py::tuple check(const py::tuple& problem_tuple) {
   CheckProblem problem;
@@ -94,8 +94,8 @@ py::tuple check(const py::tuple& problem_tuple) {
   }
   for (const py::handle& item : problem_tuple[1].cast<py::list>()) {
     auto t = item.cast<py::tuple>();
-    problem.slots.push_back(
-        Slot{t[0].cast<std::string>(), t[1].cast<std::vector<int64_t>>(), t[2].cast<int64_t>()});
+    problem.slots.push_back(Slot{t[0].cast<std::string>(), t[1].cast<std::vector<int64_t>>(),
+                                 t[2].cast<int64_t>(), t[3].cast<int32_t>()});
   }
   problem.functional = read_graph(problem_tuple[2]);
   problem.rewritten = read_graph(problem_tuple[3]);

@@ -487,7 +487,7 @@ class _Recorder:
             label = f"{label} (a value the functional graph does not compute)"
         else:
             self.slot_of[(name, key)] = len(self.slots)
-        self.slots.append((label, list(t.shape), t.element_size()))
+        self.slots.append((label, list(t.shape), t.element_size(), _dtype_code(t.dtype)))
         return len(self.slots) - 1
 
 

@@ -78,7 +78,7 @@ struct Pair {
     p.rewritten.storages.push_back(StorageDecl{n * 4, 4, 0});
   }
   int32_t slot(std::string name, std::vector<int64_t> sizes) {
-    p.slots.push_back(Slot{std::move(name), std::move(sizes), 4});
+    p.slots.push_back(Slot{std::move(name), std::move(sizes), 4, 4});
     return static_cast<int32_t>(p.slots.size()) - 1;
   }
   static int32_t storage(CheckGraph& g, int64_t nbytes, int64_t granularity = 4) {
@@ -434,6 +434,22 @@ TEST(RewriteChecker, AComputedValueOfTheWrongShapeIsCaught) {
   expect_violation(t.check(), "wrong_shape", 0);
 }
 
+TEST(RewriteChecker, AComputedValueStoredInAnotherDtypeIsCaught) {
+  // add_ of a float result into an int32 self: same shape and itemsize, the values truncated.
+  Pair t;
+  const int32_t add = t.slot("add", {4});
+  const int32_t fa = t.f_storage(16);
+  const int32_t f_add = t.f(node("add", {operand("self", "x_1", vec(0, 4))}, {fill(vec(fa, 4), add)}));
+  const int32_t ri = t.r_storage(16);
+  TensorRef int_self = vec(ri, 4);
+  int_self.dtype = 99;
+  t.r(inplace(node("add", {operand("self", "x_1", vec(0, 4))}, {fill(int_self, add)}, f_add)));
+  const CheckResult r = t.check();
+  expect_violation(r, "wrong_dtype", 0);
+  EXPECT_NE(r.message.find("stores add's value in a tensor of another dtype"), std::string::npos)
+      << r.message;
+}
+
 TEST(RewriteChecker, ByteViewsOfAFloatStorageCompareByteForByte) {
   // R reads the clone through a uint8 view (1-byte cells), F through float32.
   Pair t;
@@ -448,6 +464,7 @@ TEST(RewriteChecker, ByteViewsOfAFloatStorageCompareByteForByte) {
   // And a one-byte write through the uint8 view is seen in the float element it lands in.
   const int32_t zero = t.slot("zero", {1});
   t.p.slots[zero].itemsize = 1;
+  t.p.slots[zero].dtype = 1;
   CheckNode write = node("zero", {}, {fill(strided(rc, {1}, {1}, 5, 1), zero)});
   t.p.rewritten.nodes.insert(t.p.rewritten.nodes.begin() + 1, write);
   const CheckResult r = t.check();

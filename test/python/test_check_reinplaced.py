@@ -241,7 +241,8 @@ def test_reinplace_with_check_raises_when_the_pass_goes_wrong(monkeypatch):
     monkeypatch.setattr(module, "apply_plan", broken_apply)
     x = torch.randn(4)
     gm = make_fx(torch.func.functionalize(_two_reads))(x)
-    with pytest.raises(fxinplace.ReinplaceCheckError, match="node mul .aten.mul_.Tensor.: reads self") as info:
+    expected = "node mul .aten.mul_.Tensor.: reads self"
+    with pytest.raises(fxinplace.ReinplaceCheckError, match=expected) as info:
         fxinplace.reinplace(gm, x, check=True)
     assert info.value.node == "mul"
     gm = make_fx(torch.func.functionalize(_two_reads))(x)
