@@ -10,7 +10,9 @@ import sys
 import pytest
 import torch
 from afv2_testing import ADD_ONE, AFV2, add_one_, trace, trace_direct
+from corpus import PROGRAMS
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.passes.reinplace import reinplace as stock_reinplace
 
 import fxinplace
 from fxinplace._check import copy_functional
@@ -311,3 +313,23 @@ def test_afv2_graphs_from_torch_are_checked():
     x = torch.randn(4)
     gm = trace(f, x)
     fxinplace.reinplace(gm, x, check=True)
+
+
+_STOCK_UNSOUND = [p for p in PROGRAMS if not p.require_stock_match]
+
+
+@pytest.mark.parametrize("program", _STOCK_UNSOUND, ids=[p.name for p in _STOCK_UNSOUND])
+def test_the_stock_pass_is_caught_where_it_is_unsound(program):
+    # The corpus's programs where torch.fx.passes.reinplace gives wrong results:
+    # the checker, given stock's rewrite, must say where.
+    trace_args = program.make_trace_args or program.make_args
+    gm = make_fx(torch.func.functionalize(program.fn), tracing_mode=program.tracing_mode)(*trace_args())
+    functional = copy_functional(gm)
+    try:
+        stock_reinplace(gm, *trace_args())
+    except Exception:  # noqa: BLE001 - stock crashing is its own failure, nothing to check
+        pytest.skip("the stock pass raises on this program")
+    with pytest.raises(fxinplace.ReinplaceCheckError) as info:
+        fxinplace.check_reinplaced(functional, gm, *trace_args())
+    assert not info.value.cannot_check, str(info.value)
+    assert info.value.node is not None or info.value.reason == "final_input", str(info.value)
