@@ -131,7 +131,7 @@ def check_reinplaced(functional_gm: GraphModule, reinplaced_gm: GraphModule, *sa
         failure = rewritten.run()
     except _CannotCheck as e:
         raise ReinplaceCheckError(
-            f"fxinplace: cannot check the rewritten graph: {e}", cannot_check=True
+            f"fxinplace: cannot check the rewritten graph: {e}", reason="cannot_check", cannot_check=True
         ) from e
     problem = (inputs.table(), slots, functional.graph_tuple(), rewritten.graph_tuple())
     outcome, index, operand, reason, message = _C.check_rewrite(problem)
@@ -299,7 +299,6 @@ class _Recorder:
         self.inputs = inputs
         self.slots = slots
         self.functional = functional
-        self.label = "functional" if functional is None else "rewritten"
         self.storage_index: dict[int, int] = {}
         self.storages: list[list] = []  # [nbytes, {itemsizes}, input]
         self.nodes: list[tuple] = []
