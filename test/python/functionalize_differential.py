@@ -17,6 +17,10 @@ problems (empty: the case passed). It checks:
   ``remove="mutations_and_views"`` no view op either; ``graph.lint()`` passes; and
   running the graph module on fresh inputs reproduces eager (outputs, input
   post-state, no spurious aliasing of inputs).
+* **re-inplaced**: the graph then goes through ``fxinplace.reinplace`` with its
+  independent checker on (``fxinplace.testing.checked``), and the result must
+  still reproduce eager. A graph the pass refuses (``ReinplaceInputError``) is
+  not a problem of the graph.
 * **oracle**: ``torch.func.functionalize(fn, remove=remove)`` agrees with eager,
   unless the case is marked ``stock_fails`` for that mode (then the oracle is not
   run). A case whose stock check is skipped by its mark is still fully checked
@@ -44,6 +48,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
 
 import fxinplace
+from fxinplace.testing import checked
 
 __all__ = [
     "eager_parity_problems",
@@ -337,6 +342,8 @@ def check_functionalize(
                 found.extend(_compare(f"{label} graph run", _Run(gm, _fresh_args(case)), eager))
             except Exception as exc:
                 found.append(_format_exc(f"{label} running the graph raised", exc))
+            if not found:
+                found.extend(_reinplaced_problems(label, gm, case, eager))
             if found:
                 found.append(f"{label} graph code:\n{gm.code.strip()}")
             problems.extend(found)
@@ -356,6 +363,22 @@ def check_functionalize(
                 )
             problems.extend(stock_problems)
     return problems
+
+
+def _reinplaced_problems(
+    label: str, gm: torch.fx.GraphModule, case: FunctionalizeCase, eager: _Run
+) -> list[str]:
+    """Re-inplace `gm` (checked) and compare the result with eager; `gm` is rewritten."""
+    try:
+        checked.reinplace(gm, *pytree.tree_leaves(_fresh_args(case)))  # placeholders are the leaves
+    except fxinplace.ReinplaceInputError:
+        return []  # refused as a whole, clearly: nothing was rewritten
+    except Exception as exc:
+        return [_format_exc(f"{label} fxinplace.reinplace(check=True) raised", exc)]
+    try:
+        return _compare(f"{label} re-inplaced graph run", _Run(gm, _fresh_args(case)), eager)
+    except Exception as exc:
+        return [_format_exc(f"{label} running the re-inplaced graph raised", exc)]
 
 
 def format_problems(case: FunctionalizeCase, remove: str, problems: Sequence[str], extra: str = "") -> str:

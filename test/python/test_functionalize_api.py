@@ -204,7 +204,7 @@ def test_functionalize_then_reinplace_leaves_exactly_the_users_clone(tracing_mod
 
     x = torch.arange(4.0)
     gm = make_fx(fxinplace.functionalize(f), tracing_mode=tracing_mode)(x.clone())
-    fxinplace.reinplace(gm, x.clone())
+    fxinplace.reinplace(gm, x.clone(), check=True)
     targets = _targets(gm)
     assert targets.count(torch.ops.aten.clone.default) == 1
     assert torch.ops.higher_order.auto_functionalized_v2 not in targets
@@ -236,7 +236,7 @@ def test_model_graph_recorded_by_fxinplace_matches_stock(model: str) -> None:
     assert not any(getattr(t, "_schema", None) is not None and t._schema.is_mutable for t in _targets(ours))
     expected = stock(*args)
     assert torch.allclose(ours(*args), expected, atol=1e-5)
-    fxinplace.reinplace(ours, *args)
+    fxinplace.reinplace(ours, *args, check=True)
     assert torch.allclose(ours(*args), expected, atol=1e-5)
 
 
