@@ -1,5 +1,6 @@
 """Thin setuptools front: CMake builds the one extension module, fxinplace._C."""
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -11,6 +12,16 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).parent.resolve()
 
 
+def _build_key() -> str:
+    """A build directory per interpreter and torch: a CMake cache configured for
+    another environment would silently compile against that environment's torch."""
+    import torch
+
+    identity = f"{sys.executable}|{torch.__version__}|{torch.__file__}"
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:10]
+    return f"python-{sys.implementation.cache_tag}-torch{torch.__version__}-{digest}"
+
+
 class CMakeExtension(Extension):
     def __init__(self, name: str) -> None:
         super().__init__(name, sources=[])
@@ -19,7 +30,7 @@ class CMakeExtension(Extension):
 class CMakeBuild(build_ext):
     def build_extension(self, ext: Extension) -> None:
         out_dir = Path(self.get_ext_fullpath(ext.name)).parent.resolve()
-        build_dir = Path(os.environ.get("FXINPLACE_BUILD_DIR", ROOT / "build" / "python")).resolve()
+        build_dir = Path(os.environ.get("FXINPLACE_BUILD_DIR", ROOT / "build" / _build_key())).resolve()
         build_dir.mkdir(parents=True, exist_ok=True)
         configure = [
             "cmake",

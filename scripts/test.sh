@@ -17,3 +17,6 @@ ctest --test-dir build/cpp --output-on-failure
 .venv/bin/clang-format --dry-run -Werror csrc/*/*.cpp csrc/*/*.h test/cpp/*.cpp test/cpp/*.h
 
 .venv/bin/python -m pytest -q "$@"
+
+# Packaging: the sdist builds and installs into a fresh venv.
+bash scripts/check_sdist.sh

@@ -18,6 +18,9 @@ class AliasState {
  public:
   explicit AliasState(at::Tensor base);
 
+  // The region the alias group was made in (see region.h).
+  uint64_t region() const { return region_; }
+
   // Bumped by every write; an alias whose value was computed at an older
   // generation must be regenerated from `base()` before it is read.
   uint64_t generation() const { return generation_; }
@@ -25,10 +28,27 @@ class AliasState {
   bool mutated() const { return mutated_; }
 
   // `new_value` is the value the alias reached through `views` now holds.
-  void add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer);
-  // The base itself takes a new value of possibly another shape (resize_, out=).
-  void replace_base(at::Tensor new_base);
+  void add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer,
+                  CopiesFold fold = CopiesFold::kWrittenCopy);
+  // The base takes a new value of the same geometry (a custom op's result).
+  void set_base(at::Tensor new_base);
+  // The base takes a new value of another shape or layout (resize_, out=
+  // resizing). The layouts are meta tensors with eager's geometry of the base
+  // before and after; aliases made before keep their place in the storage.
+  void replace_base(at::Tensor new_base, at::Tensor old_layout, at::Tensor new_layout);
 
+  // How often replace_base ran: aliases made at an older version address the
+  // storage through a base layout that is gone.
+  uint64_t base_version() const { return retired_layouts_.size(); }
+  // Eager's layout of the base during `version` (< base_version()).
+  const at::Tensor& retired_layout(uint64_t version) const { return retired_layouts_.at(version); }
+  // Eager's layout of the current base, as a meta tensor: the base value's
+  // own geometry until replace_base gave it another.
+  at::Tensor eager_base_layout() const;
+
+  // The base's value as last stored (queued writes not applied): for its
+  // geometry.
+  const at::Tensor& base_value() const { return base_; }
   // The base with every queued write applied.
   const at::Tensor& base(bool reapply_views);
   // Shared, dataless: makes untyped_storage() identical across aliases.
@@ -38,12 +58,18 @@ class AliasState {
   struct Update {
     at::Tensor value;
     ViewChain views;
+    CopiesFold fold;
   };
+
+  void check_fold_keeps_every_write(const ViewChain& views, const c10::OperatorName& writer) const;
 
   at::Tensor base_;
   std::vector<Update> pending_;
   uint64_t generation_ = 0;
   bool mutated_ = false;
+  uint64_t region_;
+  std::vector<at::Tensor> retired_layouts_;
+  at::Tensor current_layout_;
   c10::Storage storage_;
 };
 

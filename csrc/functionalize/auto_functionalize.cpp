@@ -1,5 +1,7 @@
 #include "functionalize/auto_functionalize.h"
 
+#include <ATen/ATen.h>
+
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
 
@@ -13,34 +15,74 @@ AutoFunctionalizeHook& hook_slot() {
 
 // Collects, for one written argument, where each of its tensors sits in its
 // base; bases are numbered in first-seen order, one per alias group.
+//
+// auto_functionalized_v2 rebuilds each mutated tensor from its base with
+// as_strided or slice, which keep the base's dtype. A tensor reached through
+// view(dtype) (`x.view(torch.int32)[1]`) is therefore located in the base
+// reinterpreted as that dtype (same bytes; geometry in units of the view's
+// elements), and the op's new base is reinterpreted back.
 class BaseTable {
  public:
   explicit BaseTable(bool reapply_views) : reapply_(reapply_views) {}
 
   MutatedView locate(const c10::OperatorHandle& op, const at::Tensor& t) {
+    const std::string name = c10::toString(op.operator_name());
     FunctionalTensorImpl* impl = functional_impl(t);
+    impl->rebase_if_needed();  // an alias made before its base was resized
     TORCH_CHECK(
-        !impl->value().unsafeGetTensorImpl()->has_symbolic_sizes_strides(),
-        "fxinplace.functionalize: ", c10::toString(op.operator_name()),
+        !impl->value().unsafeGetTensorImpl()->has_symbolic_sizes_strides(), "fxinplace.functionalize: ", name,
         " mutates a tensor with symbolic shapes; custom mutable ops are supported with concrete shapes "
         "(make_fx tracing_mode 'real' or 'fake')");
+    for (const auto& record : impl->views())
+      TORCH_CHECK(
+          !record->flips_values(), "fxinplace.functionalize: ", name, " mutates a view made by ",
+          record->op_name(),
+          " (a conjugated or negated view); auto_functionalized_v2 rebuilds mutated views with "
+          "as_strided, which cannot conjugate or negate, so the op would see other values than in eager");
     AliasState* alias = impl->alias().get();
     int64_t index = 0;
     while (index < static_cast<int64_t>(aliases_.size()) && aliases_[index] != alias) ++index;
+    at::Tensor where;
     if (index == static_cast<int64_t>(aliases_.size())) {
+      const at::Tensor& base = alias->base(reapply_);
+      where = measure_on_meta(base, impl->views());
       aliases_.push_back(alias);
-      bases_.push_back(alias->base(reapply_));
+      original_dtypes_.push_back(base.scalar_type());
+      bases_.push_back(
+          where.scalar_type() == base.scalar_type() ? base : reinterpret(name, base, where.scalar_type()));
+    } else {
+      where = measure_on_meta(alias->base(reapply_), impl->views());
+      TORCH_CHECK(where.scalar_type() == bases_[index].scalar_type(), "fxinplace.functionalize: ", name,
+                  " mutates views of one tensor with different dtypes (", where.scalar_type(), " and ",
+                  bases_[index].scalar_type(), "), which auto_functionalized_v2 cannot express");
     }
-    at::Tensor where = measure_on_meta(bases_[index], impl->views());
     return MutatedView{index, where.sizes().vec(), where.strides().vec(), where.storage_offset()};
   }
 
   const std::vector<AliasState*>& aliases() const { return aliases_; }
   const std::vector<at::Tensor>& bases() const { return bases_; }
 
+  // `new_base` (what the op left in base `index`) in the alias group's dtype.
+  at::Tensor restore_dtype(size_t index, const at::Tensor& new_base) const {
+    const at::ScalarType dtype = original_dtypes_[index];
+    if (new_base.scalar_type() == dtype) return new_base;
+    return reapply_ ? new_base.view(dtype) : at::view_copy(new_base, dtype);
+  }
+
  private:
+  at::Tensor reinterpret(const std::string& name, const at::Tensor& base, at::ScalarType dtype) const {
+    try {
+      return reapply_ ? base.view(dtype) : at::view_copy(base, dtype);
+    } catch (const c10::Error& e) {
+      TORCH_CHECK(false, "fxinplace.functionalize: ", name, " mutates a ", dtype,
+                  " view of a tensor that cannot be reinterpreted as ", dtype, " as a whole (",
+                  e.what_without_backtrace(), ")");
+    }
+  }
+
   bool reapply_;
   std::vector<AliasState*> aliases_;
+  std::vector<at::ScalarType> original_dtypes_;
   std::vector<at::Tensor> bases_;
 };
 
@@ -73,7 +115,7 @@ void auto_functionalize(const c10::OperatorHandle& op, const OpClass& op_class, 
               "auto_functionalize hook returned ", results.size(), " values for ",
               c10::toString(op.operator_name()));
   for (size_t k = 0; k < table.aliases().size(); ++k)
-    table.aliases()[k]->replace_base(results[num_returns + k].toTensor());
+    table.aliases()[k]->set_base(table.restore_dtype(k, results[num_returns + k].toTensor()));
   for (size_t r = 0; r < num_returns; ++r)
     stack->push_back(
         map_tensors(results[r], [](const at::Tensor& t) { return t.defined() ? wrap_new(t) : t; }));

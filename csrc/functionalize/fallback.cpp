@@ -5,17 +5,21 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 
 #include "functionalize/auto_functionalize.h"
 #include "functionalize/dispatch_key.h"
+#include "functionalize/eager_write_rules.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
 #include "functionalize/op_classes.h"
 #include "functionalize/region.h"
+#include "functionalize/resize.h"
 
 namespace fxinplace::functionalize {
 namespace {
@@ -63,26 +67,33 @@ void check_written_are_functional(const c10::OperatorHandle& op, const OpClass& 
     });
 }
 
-void commit_one(const c10::OperatorHandle& op, const at::Tensor& target, const at::Tensor& new_value) {
-  FunctionalTensorImpl* impl = functional_impl(target);
-  if (new_value.sym_sizes() == impl->value().sym_sizes()) {
-    impl->commit(new_value, op.operator_name());
-    return;
+void commit_one(const c10::OperatorHandle& op, const Write& w, bool reapply) {
+  FunctionalTensorImpl* impl = functional_impl(w.target);
+  if (w.value.sym_sizes() != w.target.sym_sizes()) {
+    if (impl->views().empty()) {
+      // A base takes the result (with the strides the kernel picked) as its new value.
+      impl->replace_base(w.value);
+      return;
+    }
+    // An out= argument that is a view: eager resizes it (resize_output), then
+    // writes the result into it.
+    resize_functional(op, w.target, w.value.sym_sizes(), std::nullopt, reapply);
   }
-  TORCH_CHECK(impl->views().empty(), "fxinplace.functionalize: ", op_name(op),
-              " changes the shape of a view; only a tensor that is not a view can be resized");
-  impl->replace_base(new_value);
+  impl->commit(w.value, op.operator_name(), w.fold);
 }
 
-void commit(const c10::OperatorHandle& op, const c10::IValue& target, const c10::IValue& new_value) {
+// The written argument at `arg` (a tensor or a list of them) and its new value(s).
+void add_writes(const c10::OperatorHandle& op, size_t arg, const c10::IValue& target,
+                const c10::IValue& value, std::vector<Write>& writes) {
+  const bool is_out = op.schema().arguments()[arg].is_out();
   if (target.isTensor()) {
-    if (target.toTensor().defined()) commit_one(op, target.toTensor(), new_value.toTensor());
+    if (target.toTensor().defined()) writes.push_back(Write{target.toTensor(), value.toTensor(), is_out});
     return;
   }
   if (target.isTensorList()) {
     auto targets = target.toTensorList();
-    auto values = new_value.toTensorList();
-    for (size_t k = 0; k < targets.size(); ++k) commit_one(op, targets[k], values[k]);
+    auto values = value.toTensorList();
+    for (size_t k = 0; k < targets.size(); ++k) writes.push_back(Write{targets[k], values[k], is_out});
   }
 }
 
@@ -90,31 +101,72 @@ void commit(const c10::OperatorHandle& op, const c10::IValue& target, const c10:
 void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::Stack* stack, bool reapply) {
   const size_t num_args = op.schema().arguments().size();
   std::vector<c10::IValue> originals(stack->end() - num_args, stack->end());
-  unwrap_arguments(stack, num_args, reapply);
   torch::jit::Stack functional_stack;
   functional_stack.reserve(c.functional_args.size());
-  Args unwrapped = torch::jit::last(*stack, num_args);
-  for (size_t p : c.functional_args) functional_stack.push_back(unwrapped[p]);
+  if (c.functional_is_composite) {
+    // Its decomposition (matmul: views, in-place squeeze_, mm) must come
+    // through this fallback too, so it runs on the functional tensors.
+    for (size_t p : c.functional_args) functional_stack.push_back(originals[p]);
+    {
+      const c10::impl::LocalDispatchKeySet tls = c10::impl::tls_local_dispatch_key_set();
+      c10::impl::ForceDispatchKeyGuard ours_again(tls.included_, tls.excluded_.remove(kFunctionalizeKey));
+      c.functional->callBoxed(functional_stack);
+    }
+    for (c10::IValue& v : functional_stack)
+      v = map_tensors(v,
+                      [&](const at::Tensor& t) { return is_functional(t) ? unwrap_synced(t, reapply) : t; });
+  } else {
+    unwrap_arguments(stack, num_args, reapply);
+    Args unwrapped = torch::jit::last(*stack, num_args);
+    for (size_t p : c.functional_args) functional_stack.push_back(unwrapped[p]);
+    c.functional->callBoxed(functional_stack);
+  }
   torch::jit::drop(*stack, num_args);
-  c.functional->callBoxed(functional_stack);
 
   const size_t num_returns = c.return_alias.size();
+  std::vector<Write> writes;
   size_t next_unreturned = num_returns;
   for (size_t p : c.written) {
     bool returned = false;
     for (int alias : c.return_alias) returned = returned || alias == static_cast<int>(p);
-    if (!returned) commit(op, originals[p], functional_stack[next_unreturned++]);
+    if (!returned) add_writes(op, p, originals[p], functional_stack[next_unreturned++], writes);
   }
+  for (size_t r = 0; r < num_returns; ++r)
+    if (c.return_alias[r] >= 0)
+      add_writes(op, c.return_alias[r], originals[c.return_alias[r]], functional_stack[r], writes);
+  conform_writes(op, originals, writes);
+  for (const Write& w : writes) commit_one(op, w, reapply);
+
   for (size_t r = 0; r < num_returns; ++r) {
     const int alias = c.return_alias[r];
     if (alias >= 0) {
-      commit(op, originals[alias], functional_stack[r]);
       stack->push_back(originals[alias]);
     } else {
       stack->push_back(map_tensors(functional_stack[r],
                                    [](const at::Tensor& t) { return t.defined() ? wrap_new(t) : t; }));
     }
   }
+}
+
+// as_strided addresses the storage, not the tensor it is applied to: after
+// other views it is replaced by one as_strided of the base, so writes through
+// it fold back with as_strided_scatter (the chain form is not compositional).
+// Returns the view, or an undefined tensor where the chain changes the dtype
+// (view(dtype) before as_strided: the chain form is kept).
+at::Tensor as_strided_of_base(const FunctionalTensorImpl& parent,
+                              const std::shared_ptr<const ViewRecord>& record, bool reapply) {
+  ViewChain chain = parent.views();
+  chain.push_back(record);
+  at::Tensor where = measure_on_meta(parent.alias()->eager_base_layout(), chain);
+  if (where.scalar_type() != parent.alias()->base_value().scalar_type()) return at::Tensor();
+  // The parent's value stands in until the view is placed; then it is
+  // regenerated from the base (replaying as_strided on the parent's value
+  // would address a *_copy's own storage with remove="mutations_and_views").
+  at::Tensor view = wrap_view(parent.value(), parent, record, /*reapply_views=*/true);
+  FunctionalTensorImpl* impl = functional_impl(view);
+  impl->view_storage_at(where, "as_strided() reaches outside the tensor the view chain started from");
+  impl->sync(reapply);
+  return view;
 }
 
 // y = x[1:] -> y joins x's alias group with x's views plus `slice(dim=0, 1)`.
@@ -127,6 +179,13 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
   std::vector<c10::IValue> recorded(stack->end() - num_args, stack->end());
   torch::jit::drop(*stack, num_args);
   auto first = std::make_shared<const ViewRecord>(op, recorded, 0);
+  if (first->is_as_strided() && !parent->views().empty()) {
+    at::Tensor view = as_strided_of_base(*parent, first, reapply);
+    if (view.defined()) {
+      stack->push_back(std::move(view));
+      return;
+    }
+  }
   std::vector<at::Tensor> outputs = first->forward_all(parent->value(), reapply);
   const bool multi = op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType;
   if (!multi) {
@@ -150,16 +209,21 @@ void run_inplace_view(const c10::OperatorHandle& op, const OpClass& c, torch::ji
   c.functional->callBoxed(view_stack);  // re-enters the fallback as a view
   FunctionalTensorImpl* self_impl = functional_impl(self);
   FunctionalTensorImpl* result = functional_impl(view_stack[0].toTensor());
-  if (result->alias() == self_impl->alias()) {
-    self_impl->become(*result);
-  } else {
-    // resize_/resize_as_: the out-of-place variant makes a new tensor, not a
-    // view. A base takes it as its new value (written back to an input); a
-    // view cannot change shape inside its base.
-    TORCH_CHECK(self_impl->views().empty(), "fxinplace.functionalize: ", op_name(op),
-                " changes the shape of a view; only a tensor that is not a view can be resized");
-    self_impl->replace_base(result->value());
-  }
+  TORCH_CHECK(result->alias() == self_impl->alias(), "fxinplace.functionalize: ", op_name(op),
+              " is an in-place view op whose out-of-place variant does not return a view");
+  self_impl->become(*result);
+  stack->push_back(self);
+}
+
+// x.resize_(sizes) / x.resize_as_(t): see resize.h.
+void run_resize(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reapply) {
+  const size_t num_args = op.schema().arguments().size();
+  std::vector<c10::IValue> args(stack->end() - num_args, stack->end());
+  torch::jit::drop(*stack, num_args);
+  const at::Tensor self = args[0].toTensor();
+  std::vector<c10::SymInt> sizes =
+      args[1].isTensor() ? args[1].toTensor().sym_sizes().vec() : args[1].toSymIntVector();
+  resize_functional(op, self, sizes, args[2].toOptional<at::MemoryFormat>(), reapply);
   stack->push_back(self);
 }
 
@@ -170,16 +234,41 @@ void run_lift(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   stack->push_back(is_functional(self) ? self : wrap_new(at::lift_fresh_copy(self)));
 }
 
+// A subgraph of a higher-order op (torch.cond) that uses a functional tensor
+// from outside it: eager can read it, but a trace would bake its value into
+// the subgraph as a constant, and a write would escape the op.
+void check_region(const c10::OperatorHandle& op, const OpClass& c, Args args) {
+  for (size_t p = 0; p < args.size(); ++p)
+    for_each_tensor(args[p], [&](const at::Tensor& t) {
+      if (!is_functional(t) || functional_impl(t)->alias()->region() == current_region()) return;
+      const bool written = std::find(c.written.begin(), c.written.end(), p) != c.written.end();
+      TORCH_CHECK(!written && c10::impl::TorchDispatchModeTLS::stack_len() == 0,
+                  "fxinplace.functionalize: ", op_name(op), (written ? " writes" : " reads"),
+                  " a tensor from outside the subgraph of a higher-order op (torch.cond, while_loop) it runs "
+                  "in",
+                  (written ? "" : " while tracing, which would bake its value into the graph"),
+                  "; pass the tensor to the op as an operand instead");
+    });
+}
+
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OpClass& c = classify(op);
   const size_t num_args = op.schema().arguments().size();
   const ArgScan s = scan(torch::jit::last(*stack, num_args));
+  if (s.any_functional) check_region(op, c, torch::jit::last(*stack, num_args));
   if (c.composite_implicit && (s.any_functional || !s.any_tensor)) {
     op.callBoxedForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd, *stack);
     return;
   }
-  if (c.kind == OpKind::kInplaceView && s.any_functional &&
-      is_functional(torch::jit::peek(*stack, 0, num_args).toTensor())) {
+  const bool self_functional = s.any_functional && num_args > 0 &&
+                               torch::jit::peek(*stack, 0, num_args).isTensor() &&
+                               is_functional(torch::jit::peek(*stack, 0, num_args).toTensor());
+  if (c.kind == OpKind::kResize && self_functional) {
+    c10::impl::ExcludeDispatchKeyGuard exclude(kFunctionalizeKey);
+    run_resize(op, stack, reapply_views());
+    return;
+  }
+  if (c.kind == OpKind::kInplaceView && self_functional) {
     run_inplace_view(op, c, stack);
     return;
   }
@@ -213,6 +302,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       }
       break;
     case OpKind::kInplaceView:
+    case OpKind::kResize:
     case OpKind::kLift:
     case OpKind::kPure:
       break;

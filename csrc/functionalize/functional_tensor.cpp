@@ -3,28 +3,37 @@
 #include <ATen/core/TensorBody.h>
 
 #include "functionalize/dispatch_key.h"
+#include "functionalize/meta_geometry.h"
 
 namespace fxinplace::functionalize {
 namespace {
 
+const c10::DispatchKeySet kValueBits{c10::DispatchKey::Conjugate, c10::DispatchKey::Negative};
+
 // Our key plus the value's backend/autograd keys. Python keys are dropped so a
-// proxy or fake mode only ever sees the unwrapped values we pass down.
-c10::DispatchKeySet wrapper_keys(const at::Tensor& value) {
+// proxy or fake mode only ever sees the unwrapped values we pass down. The
+// conjugate/negative bits are eager's (the layout's, where a `*_copy` value
+// holds the resolved values): composite ops such as resolve_conj() ask for them.
+c10::DispatchKeySet wrapper_keys(const at::Tensor& value, const at::Tensor& layout) {
+  const at::Tensor& eager = layout.defined() ? layout : value;
   return c10::DispatchKeySet(kFunctionalizeKey) |
-         (value.key_set() - c10::python_ks - c10::functorch_transforms_ks);
+         (value.key_set() - c10::python_ks - c10::functorch_transforms_ks - kValueBits) |
+         (eager.key_set() & kValueBits);
 }
 
 }  // namespace
 
 FunctionalTensorImpl::FunctionalTensorImpl(at::Tensor value, std::shared_ptr<AliasState> alias,
-                                           ViewChain views, uint64_t generation, at::Tensor layout)
-    : c10::TensorImpl(c10::Storage(alias->storage()), wrapper_keys(value), value.dtype()),
+                                           ViewChain views, uint64_t generation, at::Tensor layout,
+                                           uint64_t base_version)
+    : c10::TensorImpl(c10::Storage(alias->storage()), wrapper_keys(value, layout), value.dtype()),
       value_(std::move(value)),
       layout_(std::move(layout)),
       device_(value_.device()),
       alias_(std::move(alias)),
       views_(std::move(views)),
-      generation_(generation) {
+      generation_(generation),
+      base_version_(base_version) {
   set_custom_sizes_strides(SizesStridesPolicy::CustomSizes);
   set_custom_device(true);
   set_allow_tensor_metadata_change(true);
@@ -33,6 +42,7 @@ FunctionalTensorImpl::FunctionalTensorImpl(at::Tensor value, std::shared_ptr<Ali
 void FunctionalTensorImpl::set_value(at::Tensor value) { value_ = std::move(value); }
 
 void FunctionalTensorImpl::sync(bool reapply_views) {
+  rebase_if_needed();
   if (generation_ == alias_->generation()) return;
   at::Tensor current = alias_->base(reapply_views);
   for (const auto& record : views_) current = record->forward(current, reapply_views);
@@ -40,29 +50,77 @@ void FunctionalTensorImpl::sync(bool reapply_views) {
   generation_ = alias_->generation();
 }
 
-void FunctionalTensorImpl::commit(const at::Tensor& new_value, const c10::OperatorName& writer) {
-  alias_->add_update(new_value, views_, writer);
-  // A base now simply is the new value. A view stays stale on purpose: it is
-  // regenerated from the updated base, so its layout is the view's own.
-  if (views_.empty()) {
-    set_value(new_value);
-    generation_ = alias_->generation();
-  }
+void FunctionalTensorImpl::commit(const at::Tensor& new_value, const c10::OperatorName& writer,
+                                  CopiesFold fold) {
+  // Every alias, this one included, is regenerated from the updated base at
+  // its next read: a view so that its layout is the view's own, the base so
+  // that it keeps the base's layout.
+  alias_->add_update(new_value, views_, writer, fold);
 }
 
 void FunctionalTensorImpl::become(const FunctionalTensorImpl& other) {
   alias_ = other.alias_;
   views_ = other.views_;
   generation_ = other.generation_;
+  base_version_ = other.base_version_;
   layout_ = other.layout_;
   set_value(other.value_);
+  key_set_ = other.key_set_;
 }
 
 void FunctionalTensorImpl::replace_base(const at::Tensor& new_value) {
-  alias_->replace_base(new_value);
-  layout_ = at::Tensor();
+  // Eager resizes in place: the storage and its offset stay; sizes and
+  // strides are the new value's.
+  at::Tensor old_layout = meta_like(metadata());
+  at::Tensor new_layout = meta_strided(new_value.scalar_type(), new_value.sym_sizes(),
+                                       new_value.sym_strides(), old_layout.sym_storage_offset());
+  alias_->replace_base(new_value, std::move(old_layout), new_layout);
+  layout_ = same_geometry(new_layout, new_value) ? at::Tensor() : std::move(new_layout);
   set_value(new_value);
   generation_ = alias_->generation();
+  base_version_ = alias_->base_version();
+}
+
+void FunctionalTensorImpl::rebase_if_needed() {
+  if (base_version_ == alias_->base_version()) return;
+  // Where eager has this alias: its views replayed on the base layout they were made on.
+  at::Tensor where = measure_on_meta(alias_->retired_layout(base_version_), views_);
+  base_version_ = alias_->base_version();
+  view_storage_at(where,
+                  "a view was taken of a tensor that was resized afterwards, and the view reaches outside "
+                  "the resized tensor (eager keeps reading the old storage there, which functionalization "
+                  "cannot express)");
+}
+
+void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* outside_error) {
+  // The value is the old geometry's: regenerate it at the next read.
+  generation_ = kStale;
+  // An as_strided view selects elements; it cannot conjugate or negate them.
+  for (const auto& record : views_)
+    TORCH_CHECK(!record->flips_values(), "fxinplace.functionalize: a view made by ", record->op_name(),
+                " (conjugated or negated) cannot keep its place in a storage whose tensor was resized");
+  const at::Tensor base = alias_->eager_base_layout();
+  TORCH_CHECK(where.scalar_type() == base.scalar_type(), "fxinplace.functionalize: a ", where.scalar_type(),
+              " view of a ", base.scalar_type(),
+              " tensor cannot keep its place in a storage whose tensor was resized");
+  if (same_geometry(where, base)) {
+    views_.clear();
+    layout_ = same_geometry(base, alias_->base_value()) ? at::Tensor() : base;
+    return;
+  }
+  TORCH_CHECK(where.sym_storage_offset() >= base.sym_storage_offset() &&
+                  storage_extent(where) <= storage_extent(base),
+              "fxinplace.functionalize: ", outside_error);
+  static const c10::OperatorHandle as_strided =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::as_strided", "");
+  // as_strided addresses the base value's own storage, which starts where
+  // eager's base starts.
+  c10::SymInt offset =
+      where.sym_storage_offset() - base.sym_storage_offset() + alias_->base_value().sym_storage_offset();
+  std::vector<c10::IValue> args{c10::IValue(), c10::IValue(where.sym_sizes()),
+                                c10::IValue(where.sym_strides()), c10::IValue(offset)};
+  views_ = ViewChain{std::make_shared<const ViewRecord>(as_strided, std::move(args), 0)};
+  layout_ = where;
 }
 
 at::IntArrayRef FunctionalTensorImpl::sizes_custom() const { return metadata().sizes(); }
@@ -91,14 +149,16 @@ c10::Layout FunctionalTensorImpl::layout_impl() const { return value_.layout(); 
 
 c10::intrusive_ptr<c10::TensorImpl> FunctionalTensorImpl::shallow_copy_and_detach(
     const c10::VariableVersion& version_counter, bool allow_tensor_metadata_change) const {
-  auto copy = c10::make_intrusive<FunctionalTensorImpl>(value_, alias_, views_, generation_, layout_);
+  auto copy =
+      c10::make_intrusive<FunctionalTensorImpl>(value_, alias_, views_, generation_, layout_, base_version_);
   copy_tensor_metadata(this, copy.get(), version_counter, allow_tensor_metadata_change);
   return copy;
 }
 
 c10::intrusive_ptr<c10::TensorImpl> FunctionalTensorImpl::shallow_copy_and_detach(
     c10::VariableVersion&& version_counter, bool allow_tensor_metadata_change) const {
-  auto copy = c10::make_intrusive<FunctionalTensorImpl>(value_, alias_, views_, generation_, layout_);
+  auto copy =
+      c10::make_intrusive<FunctionalTensorImpl>(value_, alias_, views_, generation_, layout_, base_version_);
   copy_tensor_metadata(this, copy.get(), std::move(version_counter), allow_tensor_metadata_change);
   return copy;
 }
@@ -129,7 +189,7 @@ at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent
                      std::shared_ptr<const ViewRecord> record, bool reapply_views) {
   at::Tensor layout;
   const at::Tensor& parent_layout = parent.metadata();
-  if (!reapply_views && !parent_layout.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) {
+  if (!reapply_views) {
     // Best effort: the parent's layout is eager's only as far as we track it
     // (results of pure ops take their value's layout). Where the view cannot be
     // replayed on it, the view's own value answers metadata queries instead.
@@ -141,8 +201,8 @@ at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent
   }
   ViewChain views = parent.views();
   views.push_back(std::move(record));
-  return at::detail::make_tensor<FunctionalTensorImpl>(value, parent.alias(), std::move(views),
-                                                       parent.generation(), std::move(layout));
+  return at::detail::make_tensor<FunctionalTensorImpl>(
+      value, parent.alias(), std::move(views), parent.generation(), std::move(layout), parent.base_version());
 }
 
 at::Tensor unwrap_synced(const at::Tensor& t, bool reapply_views) {

@@ -22,23 +22,33 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   // `layout`, when defined, is a meta tensor with the eager sizes/strides/offset
   // of this alias; metadata queries answer from it instead of from `value`.
   FunctionalTensorImpl(at::Tensor value, std::shared_ptr<AliasState> alias, ViewChain views,
-                       uint64_t generation, at::Tensor layout = at::Tensor());
+                       uint64_t generation, at::Tensor layout = at::Tensor(), uint64_t base_version = 0);
 
   const at::Tensor& value() const { return value_; }
   const std::shared_ptr<AliasState>& alias() const { return alias_; }
   const ViewChain& views() const { return views_; }
   uint64_t generation() const { return generation_; }
+  uint64_t base_version() const { return base_version_; }
   // What sizes/strides/contiguity queries answer from.
   const at::Tensor& metadata() const { return layout_.defined() ? layout_ : value_; }
 
   // Regenerates the value from the base when some alias was written since.
   void sync(bool reapply_views);
   // Records that this alias now holds `new_value` (same shape).
-  void commit(const at::Tensor& new_value, const c10::OperatorName& writer);
+  void commit(const at::Tensor& new_value, const c10::OperatorName& writer,
+              CopiesFold fold = CopiesFold::kWrittenCopy);
   // Takes over another alias's view and value (in-place view ops like t_()).
   void become(const FunctionalTensorImpl& other);
   // Gives a base alias a value of a new shape (resize_, out= resizing).
   void replace_base(const at::Tensor& new_value);
+  // An alias made before its base was resized keeps its eager place in the
+  // storage: its views become one as_strided of the new base. Called before
+  // the view chain is used.
+  void rebase_if_needed();
+  // Makes this alias the view of its base at `where` (eager geometry, a meta
+  // tensor in the base's storage); throws `outside_error` where that is not
+  // inside the base.
+  void view_storage_at(const at::Tensor& where, const char* outside_error);
 
   at::IntArrayRef sizes_custom() const override;
   at::IntArrayRef strides_custom() const override;
@@ -65,6 +75,8 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
  private:
   const char* tensorimpl_type_name() const override { return "fxinplace.FunctionalTensorImpl"; }
   void set_value(at::Tensor value);
+  // A generation no alias group reaches: the value must be regenerated.
+  static constexpr uint64_t kStale = ~uint64_t{0};
 
   at::Tensor value_;
   // With remove="mutations_and_views" a view's value comes from `*_copy` ops
@@ -77,6 +89,7 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   std::shared_ptr<AliasState> alias_;
   ViewChain views_;
   uint64_t generation_;
+  uint64_t base_version_;
 };
 
 bool is_functional(const at::Tensor& t);

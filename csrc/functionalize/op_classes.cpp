@@ -24,6 +24,12 @@ bool has_alias(const c10::FunctionSchema& s) {
   return false;
 }
 
+bool writes_out_argument(const c10::FunctionSchema& s) {
+  for (const auto& a : s.arguments())
+    if (writes(a) && a.is_out()) return true;
+  return false;
+}
+
 std::string strip_trailing_underscore(const std::string& name) {
   return !name.empty() && name.back() == '_' ? name.substr(0, name.size() - 1) : name;
 }
@@ -98,6 +104,9 @@ void classify_mutating(const c10::OperatorHandle& op, OpClass& c) {
     return;
   }
   c.functional = find_functional(op, c.functional_args, s.returns().size() + unreturned_writes, false);
+  if (c.functional)
+    c.functional_is_composite =
+        c.functional->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
   if (!c.functional) {
     c.kind = OpKind::kUnsupported;
     c.unsupported_reason = "no functional variant of this mutating op was found";
@@ -118,6 +127,8 @@ OpClass compute_class(const c10::OperatorHandle& op) {
   } else if (ns_name == "aten::set_") {
     c.kind = OpKind::kUnsupported;
     c.unsupported_reason = "set_() swaps the storage of a tensor, which functionalization cannot express";
+  } else if (ns_name == "aten::resize_" || ns_name == "aten::resize_as_") {
+    c.kind = OpKind::kResize;
   } else if (op.hasTag(at::Tag::inplace_view)) {
     c.kind = OpKind::kInplaceView;
     std::vector<size_t> all(s.arguments().size());
@@ -130,6 +141,12 @@ OpClass compute_class(const c10::OperatorHandle& op) {
     }
   } else if (!c.written.empty()) {
     classify_mutating(op, c);
+    // A composite out= op (matmul.out, ...) is run as its functional variant
+    // rather than decomposed: its decomposition resizes `out` through
+    // at::native calls that bypass the dispatcher, and may read `out` as an
+    // input before that (addmv_out(out, out, ...)).
+    if (c.composite_implicit && c.kind == OpKind::kMutating && !c.custom && writes_out_argument(s))
+      c.composite_implicit = false;
   } else if (!s.arguments().empty() && s.arguments()[0].alias_info() && !s.returns().empty() &&
              s.returns()[0].alias_info()) {
     c.kind = OpKind::kView;

@@ -13,6 +13,7 @@ enum class OpKind {
   kPure,         // no alias annotations: sync inputs, run on values, wrap outputs
   kView,         // returns alias `self` (`Tensor(a)` / `Tensor(a)[]`): record, replay later
   kInplaceView,  // changes `self`'s view metadata (t_, unsqueeze_, ...)
+  kResize,       // resize_, resize_as_ (see resize.h)
   kMutating,     // writes arguments (`Tensor(a!)`), in-place and out= ops
   kLift,         // lift_fresh/lift: a constant (torch.tensor) enters the region
   kUnsupported,  // reason in `unsupported_reason`
@@ -30,6 +31,8 @@ struct OpClass {
   std::vector<int> return_alias;
   // kMutating: the functional variant; kInplaceView: the out-of-place view op.
   std::optional<c10::OperatorHandle> functional;
+  // `functional` has a CompositeImplicitAutograd kernel (matmul for matmul.out).
+  bool functional_is_composite = false;
   // Arguments passed to `functional`, by position in this op's arguments
   // (out= arguments are dropped).
   std::vector<size_t> functional_args;

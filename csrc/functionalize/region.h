@@ -5,15 +5,22 @@
 
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <cstdint>
 #include <optional>
 
 namespace fxinplace::functionalize {
 
 bool region_active();
 bool reapply_views();
+// Identifies the innermost active region (0: none). The subgraphs of a
+// higher-order op (torch.cond) run as regions of their own.
+uint64_t current_region();
 
 // RAII: marks the region active and TLS-includes kFunctionalizeKey so that
-// factory functions (no tensor arguments) also reach the fallback.
+// factory functions (no tensor arguments) also reach the fallback. It also
+// lifts an exclusion of the key: the branches of a higher-order op (cond)
+// run as regions of their own while the op itself runs with the key
+// excluded.
 class RegionGuard {
  public:
   explicit RegionGuard(bool reapply_views);
@@ -24,7 +31,8 @@ class RegionGuard {
  private:
   bool previous_active_;
   bool previous_reapply_;
-  std::optional<c10::impl::IncludeDispatchKeyGuard> include_;
+  uint64_t previous_region_;
+  std::optional<c10::impl::ForceDispatchKeyGuard> keys_;
 };
 
 }  // namespace fxinplace::functionalize

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "functionalize/meta_geometry.h"
+
 namespace fxinplace::functionalize {
 namespace {
 
@@ -31,6 +33,8 @@ Inverse inverse_for(const std::string& name) {
       {"aten::expand", Inverse::kExpand},
       {"aten::view_as_real", Inverse::kViewAsReal},
       {"aten::view_as_complex", Inverse::kViewAsComplex},
+      {"aten::_conj", Inverse::kConj},
+      {"aten::_neg_view", Inverse::kNeg},
   };
   auto it = table.find(name);
   return it == table.end() ? Inverse::kGeometry : it->second;
@@ -118,29 +122,12 @@ at::Tensor ViewRecord::slice_piece_back(const at::Tensor& base, const at::Tensor
 // Any other view of a strided tensor is a set of elements of the base's
 // storage: measure it, then scatter with as_strided_scatter, which addresses
 // the same storage layout (it clones the base preserving strides and offset).
-namespace {
-
-// `replay` applied to a dataless meta tensor with `base`'s layout: where a
-// view lands in `base`'s storage. No data is touched and Python keys are
-// excluded, so no proxy/fake mode records it.
-template <typename Replay>
-at::Tensor replay_on_meta(const at::Tensor& base, Replay&& replay) {
-  c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks |
-                                              c10::DispatchKeySet(c10::DispatchKey::PythonDispatcher));
-  int64_t extent = base.storage_offset() + 1;
-  for (int64_t d = 0; d < base.dim(); ++d) extent += std::max<int64_t>(base.size(d) - 1, 0) * base.stride(d);
-  at::Tensor storage = at::empty({extent}, base.options().device(c10::kMeta));
-  return replay(storage.as_strided(base.sizes(), base.strides(), base.storage_offset()));
-}
-
-}  // namespace
-
 at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Tensor& mutated_view) const {
   at::Tensor shadow = replay_on_meta(base, [this](const at::Tensor& t) { return forward(t, true); });
   TORCH_CHECK(shadow.scalar_type() == base.scalar_type(), "fxinplace.functionalize: cannot write through ",
               op_->name, ": the view has another dtype than its base");
-  return at::as_strided_scatter(base, mutated_view, shadow.sizes(), shadow.strides(),
-                                shadow.storage_offset());
+  return at::as_strided_scatter_symint(base, mutated_view, shadow.sym_sizes(), shadow.sym_strides(),
+                                       shadow.sym_storage_offset());
 }
 
 at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {
@@ -150,8 +137,8 @@ at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {
   });
 }
 
-at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated_view,
-                               bool reapply_views) const {
+at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views,
+                               CopiesFold fold) const {
   switch (op_->inverse) {
     case Inverse::kSlice:
       return at::slice_scatter_symint(base, mutated_view, args_[1].toInt(), optional_symint(args_[2]),
@@ -205,11 +192,13 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
     case Inverse::kGeometry:
       return scatter_by_geometry(base, mutated_view);
     case Inverse::kExpand:
-      // Eager only allows writes through an expand that repeats nothing (its
-      // overlap check), so summing back to the base's sizes only drops the
-      // added size-1 dims.
-      if (mutated_view.sym_sizes() == base.sym_sizes()) return mutated_view;
-      return at::sum_to(mutated_view, base.sym_sizes());
+      return fold_expand_back(base, mutated_view, reapply_views, fold);
+    case Inverse::kConj:
+      // _conj shows the base conjugated: the base is the written value conjugated.
+      return at::conj_physical(mutated_view);
+    case Inverse::kNeg:
+      // _neg_view shows the base negated.
+      return at::neg(mutated_view);
   }
   TORCH_CHECK(false, "fxinplace.functionalize: unknown inverse for ", op_->name);
 }

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "functionalize/expand_fold.h"
+
 namespace fxinplace::functionalize {
 
 // How a write through the view is folded back into the base.
@@ -32,7 +34,9 @@ enum class Inverse {
   kSplitWithSizes,  // piece `out_index` of split_with_sizes: slice_scatter
   kUnbind,          // piece `out_index` of unbind: select_scatter
   kGeometry,        // anything else: as_strided_scatter with the view's measured geometry
-  kExpand,          // expand: sum back to the base's sizes
+  kExpand,          // expand: the written copy of each element (expand_fold.h)
+  kConj,            // _conj (the conjugate bit): conjugate back
+  kNeg,             // _neg_view (the negative bit): negate back
 };
 
 // What replaying and inverting one view op takes, read once per op.
@@ -57,9 +61,19 @@ class ViewRecord {
   // Every output of a multi-output view op (split, unbind), in order.
   std::vector<at::Tensor> forward_all(const at::Tensor& base, bool reapply_views) const;
   // The new base after `mutated_view` (a value for this view of `base`) was written.
-  at::Tensor reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views) const;
+  // `fold` says how the copies of an element combine in a write through expand.
+  at::Tensor reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views,
+                     CopiesFold fold = CopiesFold::kWrittenCopy) const;
 
   bool is_as_strided() const { return op_->inverse == Inverse::kAsStrided; }
+  // A write through the view folds back by scattering the view's elements
+  // into the base at their places (as_strided_scatter).
+  bool folds_by_scatter() const {
+    return op_->inverse == Inverse::kAsStrided || op_->inverse == Inverse::kGeometry;
+  }
+  // The view shows the base's values changed (conjugated or negated), not
+  // just some of its elements.
+  bool flips_values() const { return op_->inverse == Inverse::kConj || op_->inverse == Inverse::kNeg; }
   const std::string& op_name() const { return op_->name; }
 
  private:

@@ -3,11 +3,13 @@
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <cstdint>
 #include <optional>
 
 #include "functionalize/auto_functionalize.h"
 #include "functionalize/dispatch_key.h"
 #include "functionalize/functional_tensor.h"
+#include "functionalize/meta_geometry.h"
 #include "functionalize/region.h"
 
 namespace py = pybind11;
@@ -70,6 +72,16 @@ void bind_functionalize(py::module_& m) {
         "Registers the functionalization fallback on its dispatch key (once; errors if the key is taken).");
   m.def("_fz_dispatch_key", [] { return c10::toString(fz::kFunctionalizeKey); });
   m.def("_fz_region_active", &fz::region_active);
+  m.def("_fz_reapply_views", &fz::reapply_views);
+  m.def("_fz_from_current_region", [](const at::Tensor& t) {
+    return fz::functional_impl(t)->alias()->region() == fz::current_region();
+  });
+  m.def(
+      "_fz_alias_group",
+      [](const at::Tensor& t) {
+        return reinterpret_cast<std::uintptr_t>(fz::functional_impl(t)->alias().get());
+      },
+      "An id of the functional tensor's alias group (the tensors over one storage).");
   m.def("_fz_is_functional", [](const at::Tensor& t) { return fz::is_functional(t); });
   m.def("_fz_wrap", [](const at::Tensor& t) {
     TORCH_CHECK(!fz::is_functional(t), "fxinplace.functionalize: the tensor is already functional");
@@ -81,16 +93,29 @@ void bind_functionalize(py::module_& m) {
     return fz::unwrap_synced(t, reapply_views);
   });
   m.def(
-      "_fz_inplace_view_geometry",
+      "_fz_eager_geometry",
       [](const at::Tensor& t, const at::Tensor& original) -> std::optional<py::tuple> {
-        const fz::ViewChain& views = fz::functional_impl(t)->views();
-        if (views.empty()) return std::nullopt;
+        fz::FunctionalTensorImpl* impl = fz::functional_impl(t);
         c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
-        at::Tensor where = fz::measure_on_meta(original, views);
-        return py::make_tuple(where.sizes().vec(), where.strides().vec(), where.storage_offset());
+        impl->rebase_if_needed();
+        const bool resized = impl->alias()->base_version() > 0;
+        if (impl->views().empty() && !resized) return std::nullopt;
+        at::Tensor where =
+            fz::measure_on_meta(resized ? impl->alias()->eager_base_layout() : original, impl->views());
+        return py::make_tuple(where.sym_sizes().vec(), where.sym_strides().vec(), where.sym_storage_offset());
       },
-      "For an input that in-place view ops (t_, unsqueeze_) turned into a view of itself: its eager "
-      "(size, stride, storage_offset); None otherwise.");
+      "Where eager leaves an input in its storage (size, stride, storage_offset) when in-place view ops "
+      "(t_, unsqueeze_) or resizing (resize_, out=) changed its metadata; None otherwise. `original` is the "
+      "input's base as it entered (the input, or the flat base of inputs sharing a storage).");
+  m.def(
+      "_fz_resized_base_sizes",
+      [](const at::Tensor& t) -> std::optional<std::vector<c10::SymInt>> {
+        const auto& alias = fz::functional_impl(t)->alias();
+        if (alias->base_version() == 0) return std::nullopt;
+        return alias->eager_base_layout().sym_sizes().vec();
+      },
+      "The sizes of the input's base after resize_/out= resized it (None if it was not resized): the input "
+      "is resized to them first, so its storage grows as in eager.");
   m.def("_fz_mutated", [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->mutated(); });
   m.def("_fz_set_auto_functionalize_hook", &install_hook);
   py::class_<Region>(m, "_FunctionalizeRegion")

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "core/decision.h"
+#include "python/checker_bindings.h"
 #include "python/functionalize_bindings.h"
 #include "python/graph_builder.h"
 #include "torch/op_facts.h"
@@ -43,6 +44,7 @@ PYBIND11_MODULE(_C, m) {
         "Plan re-inplacing over node records; returns (decisions, walks).");
 
   fxinplace::python::bind_functionalize(m);
+  fxinplace::python::bind_checker(m);
 
   m.def("action_name", [](int a) { return core::action_name(static_cast<core::Action>(a)); });
   m.def("reason_text", [](int r) { return core::reason_text(static_cast<core::Reason>(r)); });

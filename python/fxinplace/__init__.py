@@ -1,13 +1,18 @@
-"""fxinplace: native re-inplacing (and, next, functionalization) for PyTorch FX graphs."""
+"""fxinplace: native re-inplacing and functionalization for PyTorch FX graphs."""
 
+from fxinplace._check import ReinplaceCheckError, check_reinplaced
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._functionalize import functionalize
+from fxinplace._version import __version__
 from fxinplace.reinplace import Decision, ReinplaceReport, reinplace, reinplace_report
 
 __all__ = [
     "Decision",
+    "ReinplaceCheckError",
     "ReinplaceInputError",
     "ReinplaceReport",
+    "__version__",
+    "check_reinplaced",
     "functionalize",
     "reinplace",
     "reinplace_report",

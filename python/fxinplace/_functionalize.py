@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
-from torch.utils._pytree import tree_flatten, tree_unflatten
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from fxinplace import _C
 from fxinplace._afv2_call import call_auto_functionalized_v2
@@ -30,6 +30,13 @@ _C._fz_set_auto_functionalize_hook(call_auto_functionalized_v2)
 DISPATCH_KEY: str = _C._fz_dispatch_key()
 
 _REMOVE_MODES = {"mutations": True, "mutations_and_views": False}
+
+_KEY = torch._C._dispatch_key_parse(DISPATCH_KEY)
+
+#: Higher-order ops whose tensor arguments are operands and whose callable
+#: arguments are subgraphs applied to them: they run on the unwrapped operands,
+#: each subgraph functionalized in a region of its own.
+_SUBGRAPH_HIGHER_ORDER_OPS = ("cond", "while_loop")
 
 
 def _check_not_nested(flat_args: list[Any]) -> None:
@@ -52,63 +59,206 @@ def _storage_key(t: torch.Tensor) -> object | None:
 
 
 def _shared_storage_groups(flat_args: list[Any]) -> list[list[int]]:
-    """Indices of tensor inputs that share a storage (same dtype), in groups of two or more."""
+    """Indices of tensor inputs that share a storage, in groups of two or more."""
     groups: dict[object, list[int]] = {}
     for i, a in enumerate(flat_args):
         if isinstance(a, torch.Tensor):
             key = _storage_key(a)
             if key is not None:
                 groups.setdefault(key, []).append(i)
-    return [g for g in groups.values() if len(g) > 1 and len({flat_args[i].dtype for i in g}) == 1]
+    return [g for g in groups.values() if len(g) > 1]
 
 
-def _wrap_inputs(flat_args: list[Any], reapply_views: bool) -> tuple[list[Any], set[int]]:
-    """Functional tensors for the inputs, and which inputs alias another input.
+def _geometry_extent(size: Any, stride: Any, storage_offset: Any) -> Any:
+    """Storage elements from the storage's start that a tensor of this geometry can address."""
+    if any(s == 0 for s in size):
+        return storage_offset
+    return storage_offset + 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True))
 
-    Inputs that share a storage (``f(x, x)``, ``f(x, x[1:])``) must see each
-    other's writes, as in eager. They become views of one base: the whole
-    storage, seen through the first of them (a flat ``as_strided``), each input
-    then ``as_strided`` of it at its own geometry. Runs inside the region, so
-    those views are recorded by the fallback.
+
+def _geometry_repeats_memory(geometry: tuple[Any, Any, Any]) -> bool:
+    """Eager's internal overlap: a dim of size > 1 with stride 0 (an expanded tensor)."""
+    size, stride, _ = geometry
+    return all(s != 0 for s in size) and any(st == 0 and s > 1 for s, st in zip(size, stride, strict=True))
+
+
+def _extent(t: torch.Tensor) -> Any:
+    """``_geometry_extent`` of ``t``, from the tensor's own geometry rather than its storage's
+    size: under symbolic tracing only the inputs' sizes and strides are graph inputs."""
+    return _geometry_extent(t.shape, t.stride(), t.storage_offset())
+
+
+class _Inputs:
+    """The functional tensors standing for ``func``'s inputs.
+
+    The same tensor object passed twice (``f(x, x)``) is one functional tensor,
+    so metadata changes (``x.t_()``) are seen through both arguments. Distinct
+    inputs that share a storage (``f(x, x[1:])``) must see each other's writes,
+    as in eager: they become views of one base over the storage (a flat
+    ``as_strided`` of the first of them, spanning every input of the group),
+    each input then ``as_strided`` of it at its own geometry. Runs inside the
+    region, so those views are recorded by the fallback.
     """
-    wrapped = [_C._fz_wrap(a) if isinstance(a, torch.Tensor) else a for a in flat_args]
-    aliased: set[int] = set()
-    for group in _shared_storage_groups(flat_args):
-        first = flat_args[group[0]]
-        numel = first.untyped_storage().nbytes() // first.element_size()
-        whole = torch.as_strided if reapply_views else torch.ops.aten.as_strided_copy.default
-        base = _C._fz_wrap(whole(first, (numel,), (1,), 0))
-        for i in group:
-            a = flat_args[i]
-            wrapped[i] = torch.as_strided(base, a.size(), a.stride(), a.storage_offset())
-        aliased.update(group)
-    return wrapped, aliased
+
+    def __init__(self, flat_args: list[Any], reapply_views: bool) -> None:
+        self.wrapped: list[Any] = list(flat_args)
+        # index of an aliased input -> the unwrapped flat base its group was built on
+        self.shared_base: dict[int, torch.Tensor] = {}
+        first_of: dict[int, int] = {}
+        for i, a in enumerate(flat_args):
+            if not isinstance(a, torch.Tensor):
+                continue
+            if id(a) not in first_of:
+                first_of[id(a)] = i
+                self.wrapped[i] = _C._fz_wrap(a)
+        distinct = [a if first_of.get(id(a)) == i else None for i, a in enumerate(flat_args)]
+        for group in _shared_storage_groups(distinct):
+            members = [flat_args[i] for i in group]
+            if len({m.element_size() for m in members}) > 1:
+                raise RuntimeError(
+                    "fxinplace.functionalize: inputs that share memory with different element sizes "
+                    f"({', '.join(sorted({str(m.dtype) for m in members}))}) are not supported; "
+                    "pass one of them and view it inside the function instead"
+                )
+            numel = max(_extent(m) for m in members)
+            whole = torch.as_strided if reapply_views else torch.ops.aten.as_strided_copy.default
+            flat = whole(members[0], (numel,), (1,), 0)
+            base = _C._fz_wrap(flat)
+            for i, a in zip(group, members, strict=True):
+                view = torch.as_strided(base, a.size(), a.stride(), a.storage_offset())
+                # another dtype of the same element size: the same elements reinterpreted
+                self.wrapped[i] = view if a.dtype == base.dtype else view.view(a.dtype)
+                self.shared_base[i] = flat
+        for i, a in enumerate(flat_args):
+            if isinstance(a, torch.Tensor) and first_of[id(a)] != i:
+                self.wrapped[i] = self.wrapped[first_of[id(a)]]
+
+
+def _geometry(t: torch.Tensor) -> tuple[list[Any], list[Any], Any]:
+    return list(t.shape), list(t.stride()), t.storage_offset()
+
+
+def _metadata_change(
+    original: torch.Tensor, functional: torch.Tensor, shared_base: torch.Tensor | None
+) -> tuple[Any, Any, Any] | None:
+    """Where t_()/unsqueeze_()/resize_()/out= resizing left an input in its storage, as
+    (size, stride, storage_offset); None where its metadata did not change."""
+    geometry = _C._fz_eager_geometry(functional, original if shared_base is None else shared_base)
+    if geometry is not None and shared_base is not None and tuple(geometry) == _geometry(original):
+        return None  # an aliased input is a view of the shared base from the start
+    return geometry
 
 
 def _write_back(
-    original: torch.Tensor, functional: torch.Tensor, reapply_views: bool, aliased: bool
+    original: torch.Tensor, functional: torch.Tensor, reapply_views: bool, shared_base: torch.Tensor | None
 ) -> Callable[[], None] | None:
     """Computes what ``original`` must become; returns the write-back to run after the region."""
-    if aliased:
-        # A view of the shared base from the start: copy its final value back.
-        if not _C._fz_mutated(functional):
-            return None
-        new_value = _C._fz_unwrap(functional, reapply_views)
-        return lambda: original.copy_(new_value)
-    geometry = _C._fz_inplace_view_geometry(functional, original)
+    geometry = _metadata_change(original, functional, shared_base)
     if geometry is None and not _C._fz_mutated(functional):
         return None
+    final = tuple(geometry) if geometry is not None else _geometry(original)
+    if _geometry_repeats_memory(final):
+        raise RuntimeError(
+            "fxinplace.functionalize: the function writes an input in which more than one element refers to "
+            "a single memory location (an expanded tensor); writing such an input back is not supported. "
+            "Pass a clone (x.clone() or x.contiguous()) instead"
+        )
+    # eager grew the input's storage and the input ends up needing it
+    grown = _C._fz_resized_base_sizes(functional)
+    if grown is not None and (geometry is None or _geometry_extent(*geometry) <= _extent(original)):
+        grown = None
     new_value = _C._fz_unwrap(functional, reapply_views)
 
     def write_back() -> None:
-        if geometry is not None:
-            # t_()/unsqueeze_() on an input: eager changed its metadata too.
+        if grown is not None:
+            original.resize_(grown)
+        if geometry is not None and tuple(geometry) != _geometry(original):
             original.as_strided_(*geometry)
-        elif new_value.shape != original.shape:
-            original.resize_(new_value.shape)
         original.copy_(new_value)
 
     return write_back
+
+
+def _unwrap(x: Any, reapply_views: bool) -> Any:
+    if isinstance(x, torch.Tensor) and _C._fz_is_functional(x):
+        return _C._fz_unwrap(x, reapply_views)
+    return x
+
+
+def _functionalized_subgraph(name: str, fn: Callable[..., Any], reapply_views: bool) -> Callable[..., Any]:
+    """``fn`` run on functional tensors in a region of its own (a branch of ``cond``, ...)."""
+
+    def subgraph(*args: Any) -> Any:
+        flat_args, spec = tree_flatten(args)
+        with _C._FunctionalizeRegion(reapply_views):
+            inputs = _Inputs(flat_args, reapply_views)
+            out = fn(*tree_unflatten(inputs.wrapped, spec))
+            for i, w in enumerate(inputs.wrapped):
+                if isinstance(w, torch.Tensor) and (
+                    _C._fz_mutated(w)
+                    or _metadata_change(flat_args[i], w, inputs.shared_base.get(i)) is not None
+                ):
+                    raise RuntimeError(
+                        f"fxinplace.functionalize: a subgraph of torch.ops.higher_order.{name} changes its "
+                        f"operand {i} in place; writes to the operands of higher-order ops are not supported"
+                    )
+            operands = {_C._fz_alias_group(w) for w in inputs.wrapped if isinstance(w, torch.Tensor)}
+            for o in tree_flatten(out)[0]:
+                if isinstance(o, torch.Tensor) and _C._fz_is_functional(o):
+                    # as torch.cond checks when it compiles itself
+                    if not _C._fz_from_current_region(o) or _C._fz_alias_group(o) in operands:
+                        raise RuntimeError(
+                            f"fxinplace.functionalize: a subgraph of torch.ops.higher_order.{name} returns "
+                            "an operand, a view of one or a tensor from outside it; higher-order ops do not "
+                            "support aliasing (return a clone() instead)"
+                        )
+            return tree_map(lambda o: _unwrap(o, reapply_views), out)
+
+    return subgraph
+
+
+def _run_subgraph_higher_order_op(name: str, op: Any, *args: Any, **kwargs: Any) -> Any:
+    reapply_views = _C._fz_reapply_views()
+    groups = [
+        _C._fz_alias_group(a)
+        for a in tree_flatten((args, kwargs))[0]
+        if isinstance(a, torch.Tensor) and _C._fz_is_functional(a)
+    ]
+    if len(set(groups)) != len(groups):
+        # as torch.cond checks when it compiles itself
+        raise RuntimeError(
+            f"fxinplace.functionalize: operands of torch.ops.higher_order.{name} share memory; "
+            "higher-order ops do not support aliasing (pass a clone() instead)"
+        )
+    args, kwargs = tree_map(
+        lambda a: (
+            _functionalized_subgraph(name, a, reapply_views)
+            if callable(a) and not isinstance(a, torch.Tensor)
+            else _unwrap(a, reapply_views)
+        ),
+        (args, kwargs),
+    )
+    with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(_KEY)):
+        out = op(*args, **kwargs)
+    return tree_map(lambda o: _C._fz_wrap(o) if isinstance(o, torch.Tensor) else o, out)
+
+
+def _reject_higher_order_op(name: str, *args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError(
+        f"fxinplace.functionalize: the higher-order op torch.ops.higher_order.{name} is not supported "
+        f"(supported: {', '.join(_SUBGRAPH_HIGHER_ORDER_OPS)})"
+    )
+
+
+def _register_higher_order_ops() -> None:
+    """Gives every higher-order op defined so far a kernel on our dispatch key."""
+    for name, op in list(torch._ops._higher_order_ops.items()):
+        if _KEY in op.py_kernels:
+            continue
+        if name in _SUBGRAPH_HIGHER_ORDER_OPS:
+            op.py_impl(_KEY)(functools.partial(_run_subgraph_higher_order_op, name, op))
+        else:
+            op.py_impl(_KEY)(functools.partial(_reject_higher_order_op, name))
 
 
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:
@@ -127,9 +277,13 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
     def functionalized(*args: Any, **kwargs: Any) -> Any:
         flat_args, spec = tree_flatten((args, kwargs))
         _check_not_nested(flat_args)
-        with _C._FunctionalizeRegion(reapply_views):
-            wrapped, aliased = _wrap_inputs(flat_args, reapply_views)
-            w_args, w_kwargs = tree_unflatten(wrapped, spec)
+        _register_higher_order_ops()
+        # torch.cond and other higher-order ops compile themselves with dynamo
+        # when run eagerly; dynamo cannot trace functional tensors, and our
+        # kernels for those ops run them eagerly anyway.
+        with torch.compiler.set_stance("force_eager"), _C._FunctionalizeRegion(reapply_views):
+            inputs = _Inputs(flat_args, reapply_views)
+            w_args, w_kwargs = tree_unflatten(inputs.wrapped, spec)
             out = func(*w_args, **w_kwargs)
             flat_out, out_spec = tree_flatten(out)
             unwrapped = [
@@ -143,8 +297,8 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
             # One write-back per tensor object: f(x, x) writes x once.
             first_index = {id(a): i for i, a in reversed(list(enumerate(flat_args)))}
             write_backs = [
-                _write_back(original, functional, reapply_views, i in aliased)
-                for i, (original, functional) in enumerate(zip(flat_args, wrapped, strict=True))
+                _write_back(original, functional, reapply_views, inputs.shared_base.get(i))
+                for i, (original, functional) in enumerate(zip(flat_args, inputs.wrapped, strict=True))
                 if isinstance(original, torch.Tensor) and first_index[id(original)] == i
             ]
         for write_back in write_backs:

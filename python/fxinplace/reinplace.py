@@ -10,7 +10,7 @@ from typing import Any
 
 from torch.fx import GraphModule
 
-from fxinplace import _C
+from fxinplace import _C, _check
 from fxinplace._apply_plan import apply_plan
 from fxinplace._auto_functionalized import metadata_runners, reinplace_auto_functionalized
 from fxinplace._graph_records import build_records, validate
@@ -64,9 +64,17 @@ class ReinplaceReport:
         return "\n".join(lines)
 
 
-def reinplace_report(gm: GraphModule, *sample_args: Any) -> ReinplaceReport:
-    """Re-inplace `gm` like `reinplace`, and return every decision with its reason."""
-    return _reinplace_report(gm, sample_args, metadata="auto")
+def reinplace_report(gm: GraphModule, *sample_args: Any, check: bool = False) -> ReinplaceReport:
+    """Re-inplace `gm` like `reinplace`, and return every decision with its reason.
+
+    check=True: afterwards, prove the result against a copy of the functional
+    graph with `fxinplace.check_reinplaced` (raises ReinplaceCheckError).
+    """
+    functional = _check.copy_functional(gm) if check else None
+    report = _reinplace_report(gm, sample_args, metadata="auto")
+    if functional is not None:
+        _check.check_reinplaced(functional, gm, *sample_args)
+    return report
 
 
 @contextlib.contextmanager
@@ -127,10 +135,11 @@ def _merge(report: ReinplaceReport, afv2_decisions: list) -> None:
             report.decisions.append(decision)
 
 
-def reinplace(gm: GraphModule, *sample_args: Any) -> GraphModule:
+def reinplace(gm: GraphModule, *sample_args: Any, check: bool = False) -> GraphModule:
     """Turn out-of-place ops whose `self` is dead afterwards into their in-place overloads.
 
     Same contract as torch.fx.passes.reinplace.reinplace: mutates `gm`, recompiles it
-    and returns it. Sample args give the inputs' shapes and aliasing.
+    and returns it. Sample args give the inputs' shapes and aliasing. check=True
+    verifies the result independently (see `reinplace_report`); for tests.
     """
-    return reinplace_report(gm, *sample_args).graph_module
+    return reinplace_report(gm, *sample_args, check=check).graph_module

@@ -91,9 +91,15 @@ def structure(gm: torch.fx.GraphModule) -> collections.Counter[str]:
 
 
 def _default_native() -> ReinplaceFn:
-    import fxinplace  # lazily: the harness works without it
+    from fxinplace.testing import checked  # lazily: the harness works without it
 
-    return fxinplace.reinplace
+    return checked.reinplace
+
+
+def _is_fxinplace(native: ReinplaceFn) -> bool:
+    from fxinplace.testing import checked
+
+    return native is fxinplace.reinplace or native is checked.reinplace
 
 
 def _snapshot(x: Any) -> Any:
@@ -239,7 +245,8 @@ def check_program(
     ``make_trace_args`` (default: ``make_args``) supplies the inputs used for tracing
     and as the passes' ``sample_args`` (e.g. SymInts in place of ints).
     """
-    if native is None:
+    if native is None or native is fxinplace.reinplace:
+        # fxinplace's rewrites are always proved by its independent checker too.
         native = _default_native()
     trace_args = make_trace_args if make_trace_args is not None else make_args
 
@@ -299,7 +306,7 @@ def check_program(
     divergence: str | None = None
     if stock_sound and require_stock_match and native_code is not None and stock_code is not None:
         code_match = native_code == stock_code
-        if not code_match and native is fxinplace.reinplace:
+        if not code_match and _is_fxinplace(native):
             divergence = explain_divergence(fn, trace_args, tracing_mode, gm_stock)
         if not code_match and divergence is None:
             problems.append("native gm.code differs from stock gm.code (stock is sound here)")
@@ -350,10 +357,10 @@ def explain_divergence(fn, trace_args, tracing_mode, gm_stock) -> str | None:
        (real kernels and fake kernels disagree on e.g. strides of size-1 dims).
     Anything else is a real mismatch.
     """
-    from fxinplace.reinplace import _reinplace_report
+    from fxinplace.testing import checked
 
     gm = _trace(fn, trace_args, tracing_mode)
-    report = fxinplace.reinplace_report(gm, *trace_args())
+    report = checked.reinplace_report(gm, *trace_args())
     stock_names = _rewritten_by_stock(gm_stock)
     stock_nodes = {n.name for n in gm_stock.graph.nodes}
     for d in report.decisions:
@@ -364,7 +371,7 @@ def explain_divergence(fn, trace_args, tracing_mode, gm_stock) -> str | None:
         if d.node in stock_names or culprit_removed:
             return f"{d.node}: fxinplace refused ({d.reason}); {why}"
     gm_fake = _trace(fn, trace_args, tracing_mode)
-    _reinplace_report(gm_fake, tuple(trace_args()), metadata="fake")
+    checked.reinplace_report(gm_fake, *trace_args(), metadata="fake")
     if gm_fake.code == gm_stock.code:
         return "metadata: with FakeTensor metadata fxinplace matches stock exactly"
     return None

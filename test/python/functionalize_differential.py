@@ -17,6 +17,10 @@ problems (empty: the case passed). It checks:
   ``remove="mutations_and_views"`` no view op either; ``graph.lint()`` passes; and
   running the graph module on fresh inputs reproduces eager (outputs, input
   post-state, no spurious aliasing of inputs).
+* **re-inplaced**: the graph then goes through ``fxinplace.reinplace`` with its
+  independent checker on (``fxinplace.testing.checked``), and the result must
+  still reproduce eager. A graph the pass refuses (``ReinplaceInputError``) is
+  not a problem of the graph.
 * **oracle**: ``torch.func.functionalize(fn, remove=remove)`` agrees with eager,
   unless the case is marked ``stock_fails`` for that mode (then the oracle is not
   run). A case whose stock check is skipped by its mark is still fully checked
@@ -31,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import operator
 import os
+import re
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,8 +48,10 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
 
 import fxinplace
+from fxinplace.testing import checked
 
 __all__ = [
+    "eager_parity_problems",
     "REMOVE_MODES",
     "TRACING_MODES",
     "IMPL_ENV",
@@ -246,7 +253,8 @@ def graph_problems(
                 written[ph] = node.name
                 if node.users:
                     problems.append(f"graph: input write-back {node.name} is used by {list(node.users)}")
-            elif any(u.target is not _COPY_ for u in node.users) or not node.users:
+            elif any(u.target not in _WRITEBACK_OPS for u in node.users) or not node.users:
+                # resize_ (the storage grows) may be followed by as_strided_ (eager's strides)
                 problems.append(f"graph: input metadata write-back {node.name} does not feed a copy_")
             continue
         if isinstance(target, torch._ops.OpOverload):
@@ -262,7 +270,9 @@ def graph_problems(
             problems.append(f"graph: unexpected higher-order operator: {node.format_node()}")
         elif target is not operator.getitem and not isinstance(target, torch._ops.OpOverloadPacket):
             mod = getattr(target, "__module__", "") or ""
-            if not mod.startswith(("_operator", "math", "torch.fx.experimental.sym_node")):
+            # torch.sym_min/sym_max/...: SymInt arithmetic of symbolic traces
+            symbolic = getattr(target, "__name__", "").startswith("sym_") and mod == "torch"
+            if not symbolic and not mod.startswith(("_operator", "math", "torch.fx.experimental.sym_node")):
                 problems.append(f"graph: unexpected call_function target: {node.format_node()}")
         if isinstance(target, torch._ops.OpOverloadPacket):
             problems.append(f"graph: call to an overload packet (not an OpOverload): {node.format_node()}")
@@ -332,6 +342,8 @@ def check_functionalize(
                 found.extend(_compare(f"{label} graph run", _Run(gm, _fresh_args(case)), eager))
             except Exception as exc:
                 found.append(_format_exc(f"{label} running the graph raised", exc))
+            if not found:
+                found.extend(_reinplaced_problems(label, gm, case, eager))
             if found:
                 found.append(f"{label} graph code:\n{gm.code.strip()}")
             problems.extend(found)
@@ -353,12 +365,140 @@ def check_functionalize(
     return problems
 
 
+def _reinplaced_problems(
+    label: str, gm: torch.fx.GraphModule, case: FunctionalizeCase, eager: _Run
+) -> list[str]:
+    """Re-inplace `gm` (checked) and compare the result with eager; `gm` is rewritten."""
+    try:
+        checked.reinplace(gm, *pytree.tree_leaves(_fresh_args(case)))  # placeholders are the leaves
+    except fxinplace.ReinplaceInputError:
+        return []  # refused as a whole, clearly: nothing was rewritten
+    except Exception as exc:
+        return [_format_exc(f"{label} fxinplace.reinplace(check=True) raised", exc)]
+    try:
+        return _compare(f"{label} re-inplaced graph run", _Run(gm, _fresh_args(case)), eager)
+    except Exception as exc:
+        return [_format_exc(f"{label} running the re-inplaced graph raised", exc)]
+
+
 def format_problems(case: FunctionalizeCase, remove: str, problems: Sequence[str], extra: str = "") -> str:
     lines = [f"functionalize differential check failed: case {case.name!r}, remove={remove!r}"]
     lines.extend(f"- {p}" for p in problems)
     if extra:
         lines.append(extra)
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- eager parity
+
+
+def _layout(t: torch.Tensor) -> tuple[Any, ...]:
+    # The stride of a dim of size 1 is never used to address an element.
+    strides = tuple(st if s != 1 else None for s, st in zip(t.shape, t.stride(), strict=True))
+    return tuple(t.shape), strides, t.storage_offset()
+
+
+def _state(x: Any) -> Any:
+    """A snapshot of ``x`` that keeps a tensor's layout (strides, storage offset) as well."""
+    if isinstance(x, torch.Tensor):
+        return (x.detach().clone(), _layout(x))
+    return x
+
+
+def _state_problems(what: str, got: Any, want: Any, *, check_layout: bool) -> list[str]:
+    if isinstance(want, tuple) and len(want) == 2 and isinstance(want[0], torch.Tensor):
+        if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], torch.Tensor)):
+            return [f"{what}: {type(got).__name__} where eager has a tensor"]
+        why = _values_equal(got[0], want[0])
+        if why is not None:
+            return [f"{what}: {why}"]
+        # Layouts only matter where there is more than one element to lay out.
+        if check_layout and got[1] != want[1] and want[0].numel() > 1:
+            return [f"{what}: layout (size, stride, offset) {got[1]} != eager's {want[1]}"]
+        return []
+    why = _values_equal(got, want)
+    return [] if why is None else [f"{what}: {why}"]
+
+
+def _outcome(call: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any, Any]:
+    """("raised", exception, None) or ("returned", output leaves, input leaves), as snapshots."""
+    try:
+        out = call(*args)
+    except Exception as exc:
+        return "raised", exc, None
+    return (
+        "returned",
+        [_state(x) for x in pytree.tree_leaves(out)],
+        [_state(a) for a in pytree.tree_leaves(args)],
+    )
+
+
+def eager_parity_problems(
+    fn: Callable[..., Any],
+    make_args: Callable[[], Sequence[Any]],
+    *,
+    removes: Sequence[str] = REMOVE_MODES,
+    tracing_modes: Sequence[str] = ("real", "symbolic"),
+    error: str | None = None,
+    check_graph: bool = True,
+    impl: FunctionalizeImpl | None = None,
+) -> list[str]:
+    """How ``impl`` (default: the implementation under test) differs from eager on ``fn``.
+
+    Runs ``impl(fn, remove=...)(*args)`` and, for each tracing mode, the graph
+    ``make_fx(impl(fn, remove=...))`` records, on fresh ``make_args()``. Where eager
+    returns, outputs and inputs after the call must equal eager's in value, dtype
+    and shape, inputs also in strides and storage offset, and outputs in strides
+    with ``remove="mutations"`` (``*_copy`` ops lay views out contiguously). Where
+    eager raises, so must the implementation: a ``RuntimeError`` whose message
+    matches ``error`` (a regex) when given.
+    """
+    impl = IMPL if impl is None else impl
+    eager = _outcome(fn, tuple(make_args()))
+    problems: list[str] = []
+
+    def judge(label: str, outcome: tuple[str, Any, Any], remove: str) -> None:
+        if eager[0] == "raised":
+            if outcome[0] == "returned":
+                problems.append(f"{label}: returned, but eager raises {type(eager[1]).__name__}: {eager[1]}")
+            elif not isinstance(outcome[1], RuntimeError):
+                problems.append(
+                    f"{label}: raised {type(outcome[1]).__name__}, not RuntimeError: {outcome[1]}"
+                )
+            elif error is not None and not re.search(error, str(outcome[1])):
+                problems.append(f"{label}: error {str(outcome[1])!r} does not match {error!r}")
+            return
+        if outcome[0] == "raised":
+            problems.append(_format_exc(f"{label}: raised where eager returns", outcome[1]))
+            return
+        if len(outcome[1]) != len(eager[1]):
+            problems.append(f"{label}: {len(outcome[1])} outputs, eager has {len(eager[1])}")
+            return
+        for i, (got, want) in enumerate(zip(outcome[1], eager[1], strict=True)):
+            problems.extend(
+                _state_problems(f"{label}: output[{i}]", got, want, check_layout=remove == "mutations")
+            )
+        for i, (got, want) in enumerate(zip(outcome[2], eager[2], strict=True)):
+            problems.extend(
+                _state_problems(f"{label}: input[{i}] after the call", got, want, check_layout=True)
+            )
+
+    for remove in removes:
+        judge(f"[remove={remove}] eager", _outcome(impl(fn, remove=remove), tuple(make_args())), remove)
+        for mode in tracing_modes:
+            label = f"[remove={remove}] make_fx(tracing_mode={mode!r})"
+            try:
+                gm = make_fx(impl(fn, remove=remove), tracing_mode=mode)(*make_args())
+            except Exception as exc:
+                judge(f"{label} tracing", ("raised", exc, None), remove)
+                continue
+            if eager[0] == "raised":
+                judge(f"{label} tracing", ("returned", None, None), remove)
+                continue
+            if check_graph:
+                problems.extend(f"{label} {p}" for p in graph_problems(gm, remove))
+            judge(f"{label} graph run", _outcome(gm, tuple(make_args())), remove)
+    return problems
 
 
 # --------------------------------------------------------------------------- implementation selection

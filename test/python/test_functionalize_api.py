@@ -204,7 +204,7 @@ def test_functionalize_then_reinplace_leaves_exactly_the_users_clone(tracing_mod
 
     x = torch.arange(4.0)
     gm = make_fx(fxinplace.functionalize(f), tracing_mode=tracing_mode)(x.clone())
-    fxinplace.reinplace(gm, x.clone())
+    fxinplace.reinplace(gm, x.clone(), check=True)
     targets = _targets(gm)
     assert targets.count(torch.ops.aten.clone.default) == 1
     assert torch.ops.higher_order.auto_functionalized_v2 not in targets
@@ -236,7 +236,7 @@ def test_model_graph_recorded_by_fxinplace_matches_stock(model: str) -> None:
     assert not any(getattr(t, "_schema", None) is not None and t._schema.is_mutable for t in _targets(ours))
     expected = stock(*args)
     assert torch.allclose(ours(*args), expected, atol=1e-5)
-    fxinplace.reinplace(ours, *args)
+    fxinplace.reinplace(ours, *args, check=True)
     assert torch.allclose(ours(*args), expected, atol=1e-5)
 
 
@@ -247,26 +247,45 @@ def test_fxinplace_functionalize_is_only_offered_for_inference_model_graphs() ->
         graphs.build("gpt2", with_training_step=True, functionalize="fxinplace")
 
 
-def test_write_through_as_strided_of_a_view_is_a_clear_error() -> None:
-    def f(x: torch.Tensor) -> torch.Tensor:
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+def test_write_through_as_strided_of_a_view(remove: str) -> None:
+    # as_strided addresses the storage: after another view it becomes one
+    # as_strided of the base (it used to be a clear error).
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         y = x.clone()
-        y[1:].as_strided((2,), (2,), 1).add_(1)
-        return y
+        v = y[1:].as_strided((2,), (2,), 1)
+        v.add_(1)
+        return y, v * 1
 
-    with pytest.raises(
-        RuntimeError, match=r"aten::add_\.Tensor writes through as_strided\(\) applied to another view"
-    ):
-        fxinplace.functionalize(f)(torch.zeros(6))
+    expected = f(torch.arange(6.0))
+    got = fxinplace.functionalize(f, remove=remove)(torch.arange(6.0))
+    traced = make_fx(fxinplace.functionalize(f, remove=remove))(torch.arange(6.0))(torch.arange(6.0))
+    for result in (got, traced):
+        assert all(torch.equal(g, e) for g, e in zip(result, expected, strict=True))
 
 
-def test_resizing_a_view_is_a_clear_error() -> None:
-    def f(x: torch.Tensor) -> torch.Tensor:
+def test_resizing_a_view_past_its_base_grows_the_storage() -> None:
+    # Eager grows the storage; the base keeps its elements and the view sees them.
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         y = x.clone()
-        y[1:].resize_(10)
-        return y
+        z = y[1:]
+        z.resize_(10)
+        z[:5].mul_(2)
+        return y, z[:5] + 0
 
-    with pytest.raises(RuntimeError, match=r"aten::resize_ changes the shape of a view"):
-        fxinplace.functionalize(f)(torch.zeros(6))
+    got = fxinplace.functionalize(f)(torch.arange(6.0))
+    expected = f(torch.arange(6.0))
+    assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
+
+
+def test_resizing_an_input_over_storage_beyond_its_elements_is_a_clear_error() -> None:
+    # Eager would read the storage's elements past the input, which a graph input does not carry.
+    def f(x: torch.Tensor) -> torch.Tensor:
+        x.resize_(4)
+        return x * 1
+
+    with pytest.raises(RuntimeError, match=r"aten::resize_ grows a tensor over storage beyond its elements"):
+        fxinplace.functionalize(f)(torch.arange(6.0)[:2])
 
 
 def test_resizing_an_input_without_writing_it_resizes_the_input() -> None:

@@ -35,7 +35,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace import ReinplaceInputError
-from fxinplace.reinplace import _reinplace_report
+from fxinplace.testing import checked
 
 # ----------------------------------------------------------------------------
 # (a) clone, op on a slice of the clone, return the clone
@@ -52,7 +52,7 @@ def test_slice_of_clone_becomes_a_direct_call():
     assert count(gm, AFV2) == 1 and count(gm, aten.clone.default) == 1
     [node] = afv2_nodes(gm)
     assert node.kwargs["_x_slice_start"] == 1
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
 
     assert count(gm, aten.clone.default) == 1
     assert count(gm, AFV2) == 0
@@ -80,7 +80,7 @@ def test_whole_base_and_alias_encodings():
     gm = trace(f, x)
     nodes = afv2_nodes(gm)
     assert len(nodes) == 2
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     assert count(gm, AFV2) == 0
     assert count(gm, aten.clone.default) == 0
     calls = [n for n in gm.graph.nodes if n.target is ADD_ONE]
@@ -102,7 +102,7 @@ def test_old_base_read_later_stays_cloned():
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
     [node] = afv2_nodes(gm)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     [node] = afv2_nodes(gm)
     assert clones_every_base(node)
     d = decision(report, node.name)
@@ -120,7 +120,7 @@ def test_old_base_read_through_a_view_later_stays_cloned():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     [node] = afv2_nodes(gm)
     assert clones_every_base(node)
     check_eager(f, gm, [x])
@@ -135,7 +135,7 @@ def test_dead_view_of_old_base_does_not_block():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     assert count(gm, AFV2) == 0
     check_eager(f, gm, [x])
 
@@ -151,7 +151,7 @@ def test_input_base_without_copy_back_stays_cloned():
 
     x = torch.arange(4.0)
     gm = trace(f, x)  # dispatch_functionalize drops the input mutation
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     [node] = afv2_nodes(gm)
     assert clones_every_base(node)
     d = decision(report, node.name)
@@ -170,7 +170,7 @@ def test_input_base_with_copy_back_is_mutated_in_place():
     assert count(gm, aten.copy_.default) == 1
     check_eager(f, gm, [x])
     gm = trace(f, x, copy_back=True)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     assert count(gm, AFV2) == 0
     assert count(gm, aten.copy_.default) == 0
     [call] = [n for n in gm.graph.nodes if n.target is ADD_ONE]
@@ -189,7 +189,7 @@ def test_input_read_before_copy_back_stays_cloned():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     [node] = afv2_nodes(gm)
     assert clones_every_base(node)
     assert decision(report, node.name).reason_code == "used_later"
@@ -206,7 +206,7 @@ def test_new_input_value_used_after_copy_back_stays_cloned():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     # Returning the new value itself would make the output alias the input.
     [node] = afv2_nodes(gm)
     assert clones_every_base(node)
@@ -224,7 +224,7 @@ def test_aliased_sample_args_keep_the_clone():
     gm = trace_direct(f, x, x[:])
     assert len(gm.graph.find_nodes(op="placeholder")) == 2
     base = torch.arange(3.0)
-    report = fxinplace.reinplace_report(gm, base, base[:])
+    report = fxinplace.reinplace_report(gm, base, base[:], check=True)
     [node] = afv2_nodes(gm)
     assert clones_every_base(node)
     assert "sharing storage with another input" in decision(report, node.name).reason
@@ -248,7 +248,7 @@ def test_input_after_its_copy_back_is_an_input_again():
     [copy] = gm.graph.find_nodes(op="call_function", target=aten.copy_.default)
     copy.replace_all_uses_with(copy.args[0])
     gm.recompile()
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     actions = [d.action for d in report.decisions if d.node.startswith("auto_functionalized_v2")]
     assert actions == ["inplace", "keep"]
     assert count(gm, aten.copy_.default) == 0
@@ -269,7 +269,7 @@ def test_as_strided_encoding_transpose():
     gm = trace(f, x)
     [node] = afv2_nodes(gm)
     assert "_x_storage_offset" in node.kwargs
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     assert count(gm, AFV2) == 0 and count(gm, aten.clone.default) == 1
     [call] = [n for n in gm.graph.nodes if n.target is ADD_ONE]
     assert call.args[0].target is aten.as_strided.default
@@ -286,7 +286,7 @@ def test_as_strided_encoding_with_offset():
 
     x = torch.arange(12.0).reshape(3, 4)
     gm = trace(f, x)
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     assert count(gm, AFV2) == 0
     check_eager(f, gm, [x])
 
@@ -304,7 +304,7 @@ def test_two_bases_one_cloned():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     [node] = afv2_nodes(gm)
     assert node.kwargs["_only_clone_these_bases"] == (1,)
     d = decision(report, node.name)
@@ -323,7 +323,7 @@ def test_two_bases_both_in_place():
 
     x = torch.arange(3.0)
     gm = trace(f, x)
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     assert count(gm, AFV2) == 0
     [call] = [n for n in gm.graph.nodes if n.target is TWO]
     assert call.args[2] == 0.5
@@ -340,7 +340,7 @@ def test_two_views_of_one_base():
     gm = trace(f, x)
     [node] = afv2_nodes(gm)
     assert len(node.kwargs["_all_bases"]) == 1
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     assert count(gm, AFV2) == 0
     check_eager(f, gm, [x])
 
@@ -354,7 +354,7 @@ def test_two_bases_sharing_storage_only_one_in_place():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     [node] = afv2_nodes(gm)
     assert node.kwargs["_only_clone_these_bases"] == (1,)
     assert decision(report, node.name).reason_code == "operand_aliases_self"
@@ -369,7 +369,7 @@ def test_base_aliasing_a_read_argument_stays_cloned():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     [node] = afv2_nodes(gm)
     assert clones_every_base(node)
     assert decision(report, node.name).reason_code == "operand_aliases_self"
@@ -388,7 +388,7 @@ def test_op_returning_a_tensor():
 
     x, w = torch.arange(6.0).reshape(2, 3), torch.tensor([1.0, 2.0, 3.0])
     gm = trace(f, x, w)
-    fxinplace.reinplace(gm, x, w)
+    fxinplace.reinplace(gm, x, w, check=True)
     assert count(gm, AFV2) == 0 and count(gm, aten.clone.default) == 1
     [call] = [n for n in gm.graph.nodes if n.target is SCALE_RET]
     assert call.meta["val"].shape == (3,)
@@ -407,7 +407,7 @@ def test_tensor_list_and_none_arguments():
     x, y = torch.arange(6.0).reshape(2, 3), torch.ones(3)
     gm = trace(f, x, y)
     assert count(gm, AFV2) == 3
-    fxinplace.reinplace(gm, x, y)
+    fxinplace.reinplace(gm, x, y, check=True)
     assert count(gm, AFV2) == 0
     [call] = [n for n in gm.graph.nodes if n.target is LIST]
     assert isinstance(call.args[0], list) and len(call.args[0]) == 2
@@ -430,7 +430,7 @@ def test_with_native_reinplacing():
 
     x = torch.arange(-2.0, 2.0)
     gm = trace(f, x)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     assert count(gm, AFV2) == 0
     assert count(gm, aten.clone.default) == 0
     assert count(gm, aten.add_.Tensor) == 2
@@ -449,7 +449,7 @@ def test_mixed_graph_with_input_mutation():
     x, y = torch.arange(4.0), torch.arange(4.0) / 3
     gm = trace(f, x, y, copy_back=True)
     check_eager(f, gm, [x, y])
-    fxinplace.reinplace(gm, x, y)
+    fxinplace.reinplace(gm, x, y, check=True)
     check_eager(f, gm, [x, y])
 
 
@@ -463,7 +463,7 @@ def test_chain_of_ops_on_one_clone():
 
     x = torch.arange(5.0)
     gm = trace(f, x)
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     assert count(gm, AFV2) == 0
     assert count(gm, aten.clone.default) == 1
     check_eager(f, gm, [x])
@@ -480,7 +480,7 @@ def test_new_value_of_an_in_place_base_read_after_a_later_op():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     [node] = afv2_nodes(gm)
     assert clones_every_base(node)
     assert node.kwargs["_all_bases"][0].target is aten.add.Tensor
@@ -500,7 +500,7 @@ def test_op_output_mutated_by_a_later_op():
 
     x, w = torch.arange(3.0), torch.full((3,), 2.0)
     gm = trace(f, x, w)
-    fxinplace.reinplace(gm, x, w)
+    fxinplace.reinplace(gm, x, w, check=True)
     assert count(gm, AFV2) == 0 and count(gm, aten.clone.default) == 1
     check_eager(f, gm, [x, w])
 
@@ -518,7 +518,7 @@ def test_fake_metadata_path():
 
     x, w = torch.arange(6.0).reshape(2, 3), torch.ones(3)
     gm = trace(f, x, w)
-    report = _reinplace_report(gm, (x, w), metadata="fake")
+    report = checked.reinplace_report(gm, x, w, metadata="fake")
     assert report.metadata_path == "fake"
     assert count(gm, AFV2) == 0
     check_eager(f, gm, [x, w])
@@ -534,7 +534,7 @@ def test_metadata_from_the_fake_kernel():
 
     x, w = torch.arange(4.0), torch.full((4,), 2.0)
     gm = trace(f, torch.zeros(4), torch.ones(4))
-    report = _reinplace_report(gm, (x, w), metadata="fake")
+    report = checked.reinplace_report(gm, x, w, metadata="fake")
     assert report.metadata_path == "fake"
     assert count(gm, AFV2) == 0
     check_eager(f, gm, [x, w])
@@ -543,7 +543,7 @@ def test_metadata_from_the_fake_kernel():
 def test_sample_args_of_other_shapes_are_refused():
     gm = trace(lambda x, w: scale_ret_(x.clone(), w), torch.zeros(3), torch.ones(3))
     with pytest.raises(fxinplace.ReinplaceInputError, match="size 4 instead of 3"):
-        fxinplace.reinplace(gm, torch.arange(4.0), torch.full((4,), 2.0))
+        fxinplace.reinplace(gm, torch.arange(4.0), torch.full((4,), 2.0), check=True)
 
 
 def test_partial_node_from_elsewhere_is_understood():
@@ -558,7 +558,7 @@ def test_partial_node_from_elsewhere_is_understood():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     assert count(gm, AFV2) == 0
     check_eager(f, gm, [x])
 
@@ -571,7 +571,7 @@ def test_partial_node_with_fake_metadata():
 
     gm = trace_direct(f, torch.zeros(5))
     x = torch.arange(5.0)
-    report = _reinplace_report(gm, (x,), metadata="fake")
+    report = checked.reinplace_report(gm, x, metadata="fake")
     [node] = afv2_nodes(gm)
     assert clones_every_base(node)
     assert decision(report, node.name).reason_code == "used_later"
@@ -584,7 +584,7 @@ def test_other_higher_order_ops_are_still_rejected():
     g.output(g.call_function(torch.ops.higher_order.auto_functionalized, (aten.add.Tensor,), {"self": x}))
     gm = GraphModule(torch.nn.Module(), g)
     with pytest.raises(ReinplaceInputError, match="auto_functionalized.*not supported"):
-        fxinplace.reinplace(gm, torch.ones(2))
+        fxinplace.reinplace(gm, torch.ones(2), check=True)
 
 
 def test_malformed_afv2_node_is_rejected_by_name():
@@ -594,7 +594,7 @@ def test_malformed_afv2_node_is_rejected_by_name():
     g.output(g.call_function(operator.getitem, (node, 1)))
     gm = GraphModule(torch.nn.Module(), g)
     with pytest.raises(ReinplaceInputError, match="'auto_functionalized_v2'.*_x_base_index"):
-        fxinplace.reinplace(gm, torch.ones(2))
+        fxinplace.reinplace(gm, torch.ones(2), check=True)
 
 
 def test_afv2_of_a_builtin_is_rejected():
@@ -604,7 +604,7 @@ def test_afv2_of_a_builtin_is_rejected():
     g.output(node)
     gm = GraphModule(torch.nn.Module(), g)
     with pytest.raises(ReinplaceInputError, match="cannot be auto-functionalized"):
-        fxinplace.reinplace(gm, torch.ones(2))
+        fxinplace.reinplace(gm, torch.ones(2), check=True)
 
 
 def test_explain_mentions_the_reason():
@@ -615,7 +615,7 @@ def test_explain_mentions_the_reason():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    text = fxinplace.reinplace_report(gm, x).explain()
+    text = fxinplace.reinplace_report(gm, x, check=True).explain()
     assert "auto_functionalized_v2: keep: every base still cloned: base 0 (add)" in text
 
 
@@ -631,7 +631,7 @@ def test_node_that_still_clones_everything_is_left_unchanged_and_retraceable():
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
     before = dict(afv2_nodes(gm)[0].kwargs)
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     [node] = afv2_nodes(gm)
     assert dict(node.kwargs) == before
     retraced = make_fx(gm, tracing_mode="fake")(x)

@@ -141,7 +141,7 @@ def test_random_afv2_program(seed):
         gm = trace(fn, *make_args(), copy_back=copy_back)
         before = count(gm, aten.clone.default)
         try:
-            fxinplace.reinplace(gm, *make_args())
+            fxinplace.reinplace(gm, *make_args(), check=True)
             check_eager(fn, gm, make_args(), inputs_mutated=copy_back)
         except Exception as e:
             raise AssertionError(f"seed {seed} copy_back={copy_back}: {text}\n{gm.code}") from e
@@ -173,7 +173,7 @@ def test_random_program_through_fxinplace_functionalize(seed):
     gm = make_fx(fxinplace.functionalize(fn))(*make_args())
     before = count(gm, aten.clone.default)
     try:
-        fxinplace.reinplace(gm, *make_args())
+        fxinplace.reinplace(gm, *make_args(), check=True)
         check_eager(fn, gm, make_args(), inputs_mutated=True)
     except Exception as e:
         raise AssertionError(f"seed {seed}: {text}\n{gm.code}") from e

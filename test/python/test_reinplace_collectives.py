@@ -52,7 +52,7 @@ def test_wait_tensor_is_its_argument(group_name, with_vals):
     a, b = torch.randn(3, 3), torch.randn(3, 3)
     want = ((a @ b) * 2, (a @ b) + 1)  # one rank: all_reduce(sum) is the identity
     gm = _all_reduce_read_twice(group_name, with_vals=with_vals)
-    report = fxinplace.reinplace_report(gm, a, b)
+    report = fxinplace.reinplace_report(gm, a, b, check=True)
     by_node = {d.node: d for d in report.decisions}
     (mul,) = [n for n in gm.graph.nodes if n.target is torch.ops.aten.mul.Tensor]
     assert by_node[mul.name].reason_code == "used_later", report.explain()

@@ -41,7 +41,7 @@ def _assert_same_as_eager(fn, args, pipeline):
     want_args = _clone_args(args)
     want = fn(*want_args)
     gm = PIPELINES[pipeline](fn, _clone_args(args))
-    fxinplace.reinplace(gm, *_clone_args(args))
+    fxinplace.reinplace(gm, *_clone_args(args), check=True)
     got_args = _clone_args(args)
     got = gm(*got_args)
     want, got = torch.utils._pytree.tree_leaves(want), torch.utils._pytree.tree_leaves(got)
@@ -95,7 +95,7 @@ def test_unknown_sizes_are_never_assumed_disjoint(cols):
     x = torch.zeros([2] * cols)
     x.view(-1)[::3] = 1
     gm = make_fx(torch.func.functionalize(_nonzero_rows_plus_first_column), tracing_mode="symbolic")(x)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     by_node = {d.node: d for d in report.decisions}
     refused = [d for d in by_node.values() if d.reason_code == "operand_aliases_self"]
     assert len(refused) == 1, report.explain()
@@ -115,7 +115,7 @@ def test_symbolic_trace_is_reinplaced_for_every_size(pipeline):
     functionalize = torch.func.functionalize if pipeline == "torch_func" else fxinplace.functionalize
     x = torch.randn(4, 3)
     gm = make_fx(functionalize(_chain_with_setitem), tracing_mode="symbolic")(x)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     assert report.metadata_path == "symbolic"
     assert report.num_reinplaced == 4 and report.num_scatters_removed == 1, report.explain()
     for shape in [(4, 3), (7, 5), (1, 1)]:
@@ -138,7 +138,7 @@ def test_ops_without_inplace_variant_say_so():
 
     args = (torch.randn(3, 3), torch.randn(3, 3), torch.tensor([0, 2]))
     gm = make_fx(torch.func.functionalize(f))(*args)
-    report = fxinplace.reinplace_report(gm, *args)
+    report = fxinplace.reinplace_report(gm, *args, check=True)
     targets = {n.name: n.target for n in gm.graph.nodes}
     no_variant = {
         targets[d.node].__name__.split(".")[0]
@@ -159,7 +159,7 @@ def test_a_moved_layout_that_a_later_computed_result_shows_is_refused():
     # input's layout) the transposed layout, and the final view(-1) fails on it.
     args = (torch.randn(4, 3).t(), torch.rand(3, 4) > 0.5, torch.randn(12))
     gm = make_fx(torch.func.functionalize(_masked_scatter_then_flatten))(*args)
-    report = fxinplace.reinplace_report(gm, *args)
+    report = fxinplace.reinplace_report(gm, *args, check=True)
     by_node = {d.node: d for d in report.decisions}
     assert by_node["masked_scatter"].reason_code == "layout_sensitive_use", report.explain()
     torch.testing.assert_close(gm(*args), _masked_scatter_then_flatten(*args))
@@ -199,16 +199,9 @@ def _while_loop_over_an_intermediate(x):
 
 
 _HOP_PROGRAMS = [_cond_reads_an_intermediate_then_it_is_reused, _while_loop_over_an_intermediate]
-_FUNCTIONALIZE_CANNOT_TRACE_HOPS = pytest.mark.xfail(
-    strict=True,
-    reason="fxinplace.functionalize of torch.cond/while_loop: being fixed on the functionalize side",
-)
 
 
-@pytest.mark.parametrize(
-    "pipeline",
-    ["torch_func", "torch_func_dce", pytest.param("fxinplace", marks=_FUNCTIONALIZE_CANNOT_TRACE_HOPS)],
-)
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
 @pytest.mark.parametrize("fn", _HOP_PROGRAMS)
 def test_higher_order_ops_are_opaque_readers(fn, pipeline):
     # The graph was refused as a whole once; the stock pass re-inplaces around
@@ -220,7 +213,7 @@ def test_around_cond_the_same_rewrites_as_stock():
     x = torch.randn(4)
     gm = _tf(_cond_reads_an_intermediate_then_it_is_reused, [x])
     stock = _tf(_cond_reads_an_intermediate_then_it_is_reused, [x])
-    fxinplace.reinplace(gm, x)
+    fxinplace.reinplace(gm, x, check=True)
     stock_reinplace(stock, x)
     assert gm.code == stock.code
     assert "relu_" in gm.code and "mul_" in gm.code and "mul_(add" not in gm.code
@@ -244,12 +237,12 @@ def test_sample_args_must_match_the_traced_values(sample, message):
     # failed on the real inputs.
     gm = _tf(_add_one, [torch.randn(4, 3)])
     with pytest.raises(fxinplace.ReinplaceInputError, match="sample arg 0 .placeholder 'x_1'. ") as info:
-        fxinplace.reinplace(gm, sample)
+        fxinplace.reinplace(gm, sample, check=True)
     assert message in str(info.value)
 
 
 def test_a_symbolic_trace_accepts_sample_args_of_other_sizes():
     gm = make_fx(torch.func.functionalize(_add_one), tracing_mode="symbolic")(torch.randn(4, 3))
-    fxinplace.reinplace(gm, torch.randn(6, 5))
+    fxinplace.reinplace(gm, torch.randn(6, 5), check=True)
     x = torch.randn(2, 7)
     torch.testing.assert_close(gm(x), _add_one(x))

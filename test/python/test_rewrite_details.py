@@ -17,7 +17,7 @@ def test_inserted_view_and_copy_carry_correct_vals():
 
     x, y = torch.randn(3, 4), torch.randn(4)
     gm = _trace(f, x, y)
-    report = fxinplace.reinplace_report(gm, x, y)
+    report = fxinplace.reinplace_report(gm, x, y, check=True)
     assert report.num_scatters_to_copy == 1
     (copy,) = [n for n in gm.graph.nodes if n.target is torch.ops.aten.copy_.default]
     view = copy.args[0]
@@ -37,7 +37,7 @@ def test_module_constants_are_read_never_written():
     gm = _trace(f, x)
     assert any(n.op == "get_attr" for n in gm.graph.nodes)
     before = {n.target: getattr(gm, n.target).clone() for n in gm.graph.nodes if n.op == "get_attr"}
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     by_node = {d.node: d for d in report.decisions}
     (mul,) = [n for n in gm.graph.nodes if n.op == "call_function" and "mul" in str(n.target)]
     assert by_node[mul.name].reason_code == "self_is_input"
@@ -55,7 +55,7 @@ def test_every_candidate_is_explained_with_its_culprit():
 
     x = torch.randn(2)
     gm = _trace(f, x)
-    report = fxinplace.reinplace_report(gm, x)
+    report = fxinplace.reinplace_report(gm, x, check=True)
     lines = report.explain().splitlines()
     assert any(line.startswith("add: keep: self or an alias of it is used later (see mul)") for line in lines)
     assert any(line.startswith("mul: inplace") for line in lines)
@@ -65,5 +65,5 @@ def test_every_candidate_is_explained_with_its_culprit():
 def test_stock_contract_same_object_and_recompiled():
     x = torch.randn(3)
     gm = _trace(lambda x: (x + 1).sin(), x)
-    assert fxinplace.reinplace(gm, x) is gm
+    assert fxinplace.reinplace(gm, x, check=True) is gm
     assert "sin_" in gm.code

@@ -1,0 +1,59 @@
+#include "functionalize/eager_rehearsal.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include "functionalize/dispatch_key.h"
+#include "functionalize/functional_tensor.h"
+#include "functionalize/ivalue_tensors.h"
+#include "functionalize/meta_geometry.h"
+
+namespace fxinplace::functionalize {
+namespace {
+
+bool has_symbolic_shape(const at::Tensor& t) {
+  const at::Tensor& shape_source = is_functional(t) ? functional_impl(t)->metadata() : t;
+  return shape_source.unsafeGetTensorImpl()->has_symbolic_sizes_strides();
+}
+
+at::Tensor stand_in(const at::Tensor& t) {
+  // A Python number passed as a tensor is a CPU scalar, which kernels take
+  // alongside tensors of any device (and promote as a number).
+  if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) return t;
+  // A functional tensor answers sizes/strides with its eager geometry.
+  return meta_strided(t.scalar_type(), t.sym_sizes(), t.sym_strides(), t.sym_storage_offset());
+}
+
+}  // namespace
+
+void rehearse_on_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+  bool symbolic = false;
+  for (const c10::IValue& a : args)
+    for_each_tensor(
+        a, [&](const at::Tensor& t) { symbolic = symbolic || (t.defined() && has_symbolic_shape(t)); });
+  if (symbolic) return;
+
+  // Python modes (make_fx) must not record the rehearsal.
+  c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks | c10::DispatchKeySet(kFunctionalizeKey));
+  torch::jit::Stack stack;
+  stack.reserve(args.size());
+  for (const c10::IValue& a : args) stack.push_back(map_tensors(a, stand_in));
+  try {
+    op.callBoxed(stack);
+  } catch (const c10::NotImplementedError&) {
+    // no meta kernel: nothing to learn
+  } catch (const c10::Error& e) {
+    TORCH_CHECK(false, "fxinplace.functionalize: ", c10::toString(op.operator_name()),
+                " is rejected by eager PyTorch: ", e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    // A meta kernel written in Python raises Python exceptions.
+    // Its message ends in a Python traceback ("\n\nAt:\n..."), which is noise here.
+    std::string message = e.what();
+    message = message.substr(0, message.find("\n\nAt:"));
+    if (message.rfind("NotImplementedError", 0) == 0) return;
+    TORCH_CHECK(false, "fxinplace.functionalize: ", c10::toString(op.operator_name()),
+                " is rejected by eager PyTorch: ", message);
+  }
+}
+
+}  // namespace fxinplace::functionalize

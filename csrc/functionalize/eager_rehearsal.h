@@ -1,0 +1,22 @@
+// Rehearsing a mutating op the way eager would run it, without data: the op
+// runs on dataless meta stand-ins of its arguments (their dtypes and
+// geometry), so eager's own argument checks run — the dtypes a written tensor
+// may have (mm.out wants exactly its result's dtype, add.out any dtype the
+// result casts to, abs_ refuses complex self). The functional variant that
+// computes the value does none of these checks.
+//
+// Meta kernels skip memory-overlap checks and, for some ops, pick other
+// strides for a resized out= argument than the CPU/CUDA kernels do, so only
+// the errors are used.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+namespace fxinplace::functionalize {
+
+// Throws, naming fxinplace and the op, with eager's message where the op
+// rejects its arguments. Does nothing where it cannot run on meta stand-ins
+// (no meta kernel, symbolic shapes).
+void rehearse_on_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args);
+
+}  // namespace fxinplace::functionalize

@@ -1,0 +1,164 @@
+#include "functionalize/eager_write_rules.h"
+
+#include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
+
+#include <algorithm>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "functionalize/eager_rehearsal.h"
+#include "functionalize/functional_tensor.h"
+#include "functionalize/ivalue_tensors.h"
+#include "functionalize/meta_geometry.h"
+
+namespace fxinplace::functionalize {
+namespace {
+
+std::string shape_string(c10::SymIntArrayRef sizes) {
+  std::ostringstream out;
+  out << sizes;
+  return out.str();
+}
+
+// Eager's "more than one element of the written-to tensor refers to a single
+// memory location": a dimension of size > 1 with stride 0 (expand). Symbolic
+// sizes count as > 1: make_fx specializes sizes 0 and 1.
+bool repeats_memory(const at::Tensor& t) {
+  const auto sizes = t.sym_sizes();
+  const auto strides = t.sym_strides();
+  for (const c10::SymInt& size : sizes)
+    if (size.maybe_as_int() == std::optional<int64_t>(0)) return false;  // no elements at all
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    const auto stride = strides[d].maybe_as_int();
+    const auto size = sizes[d].maybe_as_int();
+    if (stride && *stride == 0 && (!size || *size > 1)) return true;
+  }
+  return false;
+}
+
+// How eager's writes land in a tensor whose elements share memory, for the
+// ops eager allows on one: fill_, zero_, masked_fill_, index_fill_ and
+// index_put_ write each copy of a location with the same kind of value (the
+// fold takes the written copy); an accumulating index_put_ adds to the
+// location once per written copy. Eager raises for every other op we checked
+// (TensorIterator's overlap check), or, for reductions into such an out=
+// argument, accumulates in a kernel-specific way: nullopt.
+std::optional<CopiesFold> fold_for_shared_memory(const c10::OperatorHandle& op,
+                                                 c10::ArrayRef<c10::IValue> args) {
+  const std::string& name = op.schema().name();
+  const std::string& overload = op.schema().overload_name();
+  if ((name == "aten::fill_" && overload == "Scalar") || name == "aten::zero_" ||
+      name == "aten::masked_fill_" || name == "aten::index_fill_")
+    return CopiesFold::kWrittenCopy;
+  if (name == "aten::index_put_" || name == "aten::_index_put_impl_")
+    return args[3].toBool() ? CopiesFold::kSumOfChanges : CopiesFold::kWrittenCopy;
+  return std::nullopt;
+}
+
+bool symbolic_true(const c10::SymBool& b) { return b.guard_bool(__FILE__, __LINE__); }
+
+// ATen's get_overlap_status for two tensors of one storage, on their eager
+// geometry, symbolic sizes included: Full when they are the same elements,
+// Partial when they share some memory otherwise, TooHard when either is not
+// dense (eager then does not check).
+at::MemOverlapStatus overlap_status(const at::Tensor& a, const at::Tensor& b) {
+  if (symbolic_true(a.sym_numel().sym_eq(0)) || symbolic_true(b.sym_numel().sym_eq(0)))
+    return at::MemOverlapStatus::No;
+  if (!symbolic_true(a.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()) ||
+      !symbolic_true(b.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()))
+    return at::MemOverlapStatus::TooHard;
+  const int64_t a_item = static_cast<int64_t>(a.element_size());
+  const int64_t b_item = static_cast<int64_t>(b.element_size());
+  const c10::SymInt a_begin = a.sym_storage_offset() * a_item;
+  const c10::SymInt a_end = a_begin + a.sym_numel() * a_item;
+  const c10::SymInt b_begin = b.sym_storage_offset() * b_item;
+  const c10::SymInt b_end = b_begin + b.sym_numel() * b_item;
+  if (a_begin == b_begin && a_end == b_end)
+    return a.sym_strides() == b.sym_strides() ? at::MemOverlapStatus::Full : at::MemOverlapStatus::Partial;
+  if (a_begin < b_end && b_begin < a_end) return at::MemOverlapStatus::Partial;
+  return at::MemOverlapStatus::No;
+}
+
+// Eager's "some elements of the input tensor and the written-to tensor refer
+// to a single memory location": an argument that is another view of a written
+// tensor's storage and partially overlaps it (`x[1:].add_(x[:-1])`). Meta
+// kernels skip this check, so it is done here.
+void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                              const std::vector<Write>& writes) {
+  for (const c10::IValue& a : args)
+    for_each_tensor(a, [&](const at::Tensor& t) {
+      if (!is_functional(t)) return;
+      for (const Write& w : writes) {
+        if (w.target.is_same(t) || functional_impl(w.target)->alias() != functional_impl(t)->alias())
+          continue;
+        // An out= argument eager resizes is checked where the resize puts it
+        // (contiguous from its storage offset; any dense layout covers the same memory).
+        const bool resized = w.is_out && w.value.sym_sizes() != w.target.sym_sizes();
+        const at::Tensor written =
+            resized ? meta_strided(w.target.scalar_type(), w.value.sym_sizes(),
+                                   contiguous_strides(w.value.sym_sizes()), w.target.sym_storage_offset())
+                    : w.target;
+        TORCH_CHECK(overlap_status(written, t) != at::MemOverlapStatus::Partial,
+                    "fxinplace.functionalize: ", c10::toString(op.operator_name()),
+                    ": unsupported operation: some elements of the input tensor and the written-to tensor "
+                    "refer to a single memory location (eager rejects this for most ops; for the others its "
+                    "result depends on the kernel's order). Please clone() the tensor before performing the "
+                    "operation.");
+      }
+    });
+}
+
+}  // namespace
+
+void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                    std::vector<Write>& writes) {
+  // Formatted only when a check fails.
+  const c10::OperatorName& name = op.operator_name();
+  bool rehearse = false;
+  for (Write& w : writes) {
+    const at::ScalarType from = w.value.scalar_type();
+    const at::ScalarType to = w.target.scalar_type();
+    // TensorIterator's rule for writing a result into an existing tensor.
+    TORCH_CHECK(c10::canCast(from, to), "fxinplace.functionalize: ", name, ": result type ", from,
+                " can't be cast to the desired output type ", to);
+    const bool reshaped = w.value.sym_sizes() != w.target.sym_sizes();
+    TORCH_CHECK(!reshaped || w.is_out, "fxinplace.functionalize: ", name, ": output with shape ",
+                shape_string(w.target.sym_sizes()), " doesn't match the broadcast shape ",
+                shape_string(w.value.sym_sizes()));
+    // The alias group's base itself repeats memory (an expanded input, a
+    // stride-0 empty_strided): folding writes into it, and writing it back to
+    // an input, would write several elements to one location.
+    TORCH_CHECK(!repeats_memory(functional_impl(w.target)->alias()->base_value()),
+                "fxinplace.functionalize: ", name,
+                " writes a tensor whose underlying tensor has elements sharing one memory location (an "
+                "expanded input, say); functionalization cannot express that. Please clone() it first.");
+    if (repeats_memory(w.target)) {
+      const std::optional<CopiesFold> fold = fold_for_shared_memory(op, args);
+      TORCH_CHECK(
+          fold, "fxinplace.functionalize: ", name,
+          ": unsupported operation: more than one element of the written-to tensor refers to a single "
+          "memory location (e.g. a view made by expand()), and functionalization cannot express this "
+          "op's writes into it. Please clone() the tensor before performing the operation.");
+      w.fold = *fold;
+    } else {
+      TORCH_CHECK(provably_injective(functional_impl(w.target)->metadata()),
+                  "fxinplace.functionalize: ", name,
+                  " writes a tensor whose elements may share memory (overlapping windows of unfold() or "
+                  "as_strided()); eager's result then depends on the kernel's order, which functionalization "
+                  "cannot express. Please clone() the tensor before performing the operation.");
+    }
+    // Beyond TensorIterator's cast rule, ops check dtypes of their own (mm.out
+    // wants exactly its result's dtype, abs_ refuses complex self): where the
+    // result's dtype is not the written tensor's, eager's own meta kernel decides.
+    rehearse = rehearse || from != to;
+  }
+  check_no_partial_overlap(op, args, writes);
+
+  if (rehearse) rehearse_on_meta(op, args);
+  for (Write& w : writes)
+    if (w.value.scalar_type() != w.target.scalar_type()) w.value = w.value.to(w.target.scalar_type());
+}
+
+}  // namespace fxinplace::functionalize

@@ -1,0 +1,34 @@
+// What eager leaves in a tensor that an in-place or out= op writes, given the
+// value the op's functional variant computed: eager writes *into* the tensor,
+// so the tensor keeps its dtype (the value is cast, where casting is allowed)
+// and, for in-place ops, its shape; an out= argument of another shape is
+// resized (to the computed value's strides, as TensorIterator picks them).
+// Where eager raises (a cast it does not allow, a result that broadcasts past
+// `self`, writes into memory that other elements or other arguments also
+// occupy, an out= dtype the op does not accept), so do we.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <vector>
+
+#include "functionalize/expand_fold.h"
+
+namespace fxinplace::functionalize {
+
+struct Write {
+  at::Tensor target;  // the functional tensor the op writes
+  at::Tensor value;   // its new value, as the functional variant computed it
+  bool is_out;        // an out= argument (may be resized) rather than self
+  // How a write through expand() combines the copies of an element (set by
+  // conform_writes for a target whose elements share memory).
+  CopiesFold fold = CopiesFold::kWrittenCopy;
+};
+
+// Casts each write's value to its target's dtype and checks what eager
+// checks; throws, naming fxinplace and the op, where eager raises.
+void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                    std::vector<Write>& writes);
+
+}  // namespace fxinplace::functionalize

@@ -1,0 +1,111 @@
+#include "functionalize/meta_geometry.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/SymBool.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace fxinplace::functionalize {
+namespace {
+
+// The keys of Python modes (make_fx's proxy and fake modes), which must not
+// see these meta computations. Not PythonDispatcher: SymInt arithmetic inside
+// kernels calls into Python, which must still find it (excluding it trips
+// torch's own consistency checks under symbolic tracing).
+c10::DispatchKeySet python_keys() { return c10::python_ks; }
+
+bool is_zero(const c10::SymInt& size) { return TORCH_GUARD_SIZE_OBLIVIOUS(size.sym_eq(0)); }
+
+c10::SymInt extent_of(c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides,
+                      const c10::SymInt& storage_offset) {
+  // An empty tensor addresses nothing. (Tested per dim rather than clamped
+  // with max(): a traced sym_max would land in the graph.)
+  for (const c10::SymInt& size : sizes)
+    if (is_zero(size)) return storage_offset;
+  c10::SymInt extent = storage_offset + 1;
+  for (size_t d = 0; d < sizes.size(); ++d) extent = extent + (sizes[d] - 1) * strides[d];
+  return extent;
+}
+
+}  // namespace
+
+std::vector<c10::SymInt> contiguous_strides(c10::SymIntArrayRef sizes) {
+  std::vector<c10::SymInt> strides(sizes.size());
+  c10::SymInt stride = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    strides[d] = stride;
+    if (!is_zero(sizes[d])) stride = stride * sizes[d];
+  }
+  return strides;
+}
+
+c10::SymInt storage_extent(const at::Tensor& t) {
+  return extent_of(t.sym_sizes(), t.sym_strides(), t.sym_storage_offset());
+}
+
+at::Tensor meta_strided(at::ScalarType dtype, c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides,
+                        const c10::SymInt& storage_offset) {
+  c10::impl::ExcludeDispatchKeyGuard no_modes(python_keys());
+  at::Tensor storage = at::empty_symint({extent_of(sizes, strides, storage_offset)},
+                                        at::TensorOptions().dtype(dtype).device(c10::kMeta));
+  return storage.as_strided_symint(sizes, strides, storage_offset);
+}
+
+at::Tensor meta_like(const at::Tensor& like) {
+  return meta_strided(like.scalar_type(), like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
+}
+
+at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like) {
+  if (t.dim() != like.dim() || t.sym_sizes() != like.sym_sizes()) return t;
+  bool same = true;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    same = same && (t.sym_size(d) == 1 || t.sym_stride(d) == like.sym_stride(d));
+  if (same || !like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense().guard_bool(__FILE__, __LINE__))
+    return t;
+  // Dims from the largest stride to the smallest: contiguous in that order is `like`'s layout.
+  std::vector<int64_t> order(t.dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return like.sym_stride(a) > like.sym_stride(b); });
+  std::vector<int64_t> inverse(order.size());
+  for (size_t k = 0; k < order.size(); ++k) inverse[order[k]] = static_cast<int64_t>(k);
+  return t.permute(order).contiguous().permute(inverse);
+}
+
+// Whether distinct elements of `t` (concrete geometry, no stride 0) provably
+// occupy distinct memory: with its dims ordered by stride, each stride must
+// step past everything the smaller dims span. Overlapping windows (unfold
+// with step < size, as_strided) fail it; eager then writes them in kernel
+// order (x.unfold(0, 2, 1).add_(1) adds twice where windows overlap), which a
+// functional value cannot express.
+bool provably_injective(const at::Tensor& t) {
+  if (t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return true;  // not checked symbolically
+  if (t.is_non_overlapping_and_dense()) return true;                       // the common case, cached
+  std::vector<std::pair<int64_t, int64_t>> dims;                           // (stride, size)
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 0) return true;
+    if (t.size(d) > 1) dims.emplace_back(t.stride(d), t.size(d));
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t spanned = 0;  // the largest offset the smaller dims reach
+  for (const auto& [stride, size] : dims) {
+    if (stride <= spanned) return false;
+    spanned += (size - 1) * stride;
+  }
+  return true;
+}
+
+bool same_geometry(const at::Tensor& a, const at::Tensor& b) {
+  return a.sym_sizes() == b.sym_sizes() && a.sym_strides() == b.sym_strides() &&
+         a.sym_storage_offset() == b.sym_storage_offset();
+}
+
+at::Tensor replay_on_meta(const at::Tensor& base,
+                          const std::function<at::Tensor(const at::Tensor&)>& replay) {
+  c10::impl::ExcludeDispatchKeyGuard no_modes(python_keys());
+  return replay(meta_like(base));
+}
+
+}  // namespace fxinplace::functionalize

@@ -1,0 +1,47 @@
+// Eager geometry without data: dataless meta tensors laid out like a tensor
+// (sizes, strides, storage offset; symbolic ones included), on which view ops
+// are replayed to learn where a view lands in its base's storage.
+//
+// Python keys are excluded while these run, so no proxy/fake mode records
+// them; with symbolic sizes the SymInt arithmetic may add shape guards, as the
+// eager kernels under a fake mode would.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <vector>
+
+namespace fxinplace::functionalize {
+
+// A dataless meta tensor with `like`'s dtype, sizes, strides and storage
+// offset, on a meta storage just large enough for it.
+at::Tensor meta_like(const at::Tensor& like);
+
+// A dataless meta tensor of `dtype` with the given geometry.
+at::Tensor meta_strided(at::ScalarType dtype, c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides,
+                        const c10::SymInt& storage_offset);
+
+// Whether `a` and `b` have the same sizes, strides and storage offset.
+bool same_geometry(const at::Tensor& a, const at::Tensor& b);
+
+// `replay` applied to meta_like(base), with Python keys excluded.
+at::Tensor replay_on_meta(const at::Tensor& base, const std::function<at::Tensor(const at::Tensor&)>& replay);
+
+// The number of storage elements (of `t`'s dtype) from the storage's start
+// that `t` can address: offset + 1 + sum((size - 1) * stride), or offset for
+// an empty tensor.
+c10::SymInt storage_extent(const at::Tensor& t);
+
+// `t` laid out like `like` (same sizes) where `like` is non-overlapping and
+// dense and the strides differ: a copy in `like`'s dim order. `t` otherwise.
+at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like);
+
+// Whether distinct elements of `t` provably occupy distinct memory (see the
+// definition). Symbolic geometry counts as injective: it is not checked.
+bool provably_injective(const at::Tensor& t);
+
+// The strides of a contiguous tensor of `sizes`.
+std::vector<c10::SymInt> contiguous_strides(c10::SymIntArrayRef sizes);
+
+}  // namespace fxinplace::functionalize

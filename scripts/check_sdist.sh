@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the sdist and installs it into a fresh virtualenv, as a user would
+# (`pip install fxinplace-*.tar.gz --no-build-isolation` next to torch), then
+# uses the installed package from outside the checkout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo "[sdist] building the sdist"
+.venv/bin/python -m build --sdist --no-isolation -o "$work/dist" . >/dev/null
+echo "[sdist] installing it into a fresh venv"
+python3 -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install -q torch==2.13.0 "setuptools>=77" 2>&1 | grep -v "^WARNING: Location" || true
+"$work/venv/bin/python" -m pip install -q --no-build-isolation "$work"/dist/fxinplace-*.tar.gz 2>&1 |
+  grep -v "^WARNING: Location" || true
+cd "$work"
+"$work/venv/bin/python" - <<'PY'
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxinplace
+
+assert fxinplace.__file__.startswith(__import__("sys").prefix), fxinplace.__file__
+x = torch.randn(4)
+gm = make_fx(fxinplace.functionalize(lambda x: (x + 1).relu()))(x)
+fxinplace.reinplace(gm, x)
+assert "relu_" in gm.code
+print(f"[sdist] fxinplace {fxinplace.__version__} installed from the sdist and working")
+PY

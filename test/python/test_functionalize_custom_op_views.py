@@ -1,0 +1,102 @@
+"""Custom mutable ops (torch.library, mutates_args) applied to views under fxinplace.functionalize.
+
+auto_functionalized_v2 rebuilds each mutated view from its base with as_strided or
+slice, which keep the base's dtype and cannot conjugate: a view(dtype) view reached
+the op as a float tensor (or crashed), and a conjugated view would reach it with
+other values (issue 7). Compared with eager, eagerly and through make_fx with
+concrete shapes (custom mutable ops under symbolic shapes are a documented error,
+see test_functionalize_api.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from functionalize_differential import eager_parity_problems
+
+import fxinplace
+
+
+@torch.library.custom_op("fxinplace_view_test::add_one_", mutates_args={"x"})
+def add_one_(x: torch.Tensor) -> None:
+    x.add_(1)
+
+
+@torch.library.custom_op("fxinplace_view_test::dtype_code_", mutates_args={"x"})
+def dtype_code_(x: torch.Tensor) -> torch.Tensor:
+    # What the op sees: 1 for int32, 2 for int16, 0 otherwise.
+    x.add_(1)
+    return torch.tensor(1 if x.dtype == torch.int32 else 2 if x.dtype == torch.int16 else 0)
+
+
+@dtype_code_.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty((), dtype=torch.long)
+
+
+@torch.library.custom_op("fxinplace_view_test::add_to_both_", mutates_args={"x", "y"})
+def add_to_both_(x: torch.Tensor, y: torch.Tensor) -> None:
+    x.add_(1)
+    y.add_(1)
+
+
+def _check(fn, make_args) -> None:
+    # Graph structure is not checked: the graph holds auto_functionalized_v2.
+    problems = eager_parity_problems(fn, make_args, tracing_modes=("real", "fake"), check_graph=False)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda x: x.view(torch.int32)[1],
+        lambda x: x.view(torch.int16),
+        lambda x: x.view(torch.int16)[1:3],
+        lambda x: x[1:].view(torch.int32),
+        lambda x: x.view(torch.float16)[::2],
+    ],
+    ids=["int32_select", "int16", "int16_slice", "slice_int32", "float16_strided"],
+)
+def test_custom_op_on_a_dtype_view(view) -> None:
+    def f(x):
+        y = x.clone()
+        add_one_(view(y))
+        return y
+
+    _check(f, lambda: (torch.arange(4.0),))
+
+
+def test_custom_op_sees_the_views_dtype() -> None:
+    def f(x):
+        return dtype_code_(x.view(torch.int32)[1:]), dtype_code_(x.view(torch.int16)[:2]), x
+
+    _check(f, lambda: (torch.zeros(4),))
+
+
+def test_custom_op_on_the_imaginary_part() -> None:
+    def f(z):
+        add_one_(z.imag)
+        return z
+
+    _check(f, lambda: (torch.tensor([1 + 2j, 3 - 1j]),))
+
+
+@pytest.mark.parametrize("view", [lambda z: z.conj(), lambda z: torch._neg_view(z)], ids=["conj", "neg"])
+def test_custom_op_on_a_conjugated_or_negated_view_is_a_clear_error(view) -> None:
+    def f(z):
+        add_one_(view(z))
+        return z
+
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace_view_test::add_one_ mutates a view made by aten::_(conj|neg)"
+    ):
+        fxinplace.functionalize(f)(torch.tensor([1 + 2j, 3 - 1j]))
+
+
+def test_custom_op_on_two_dtypes_of_one_tensor_is_a_clear_error() -> None:
+    def f(x):
+        add_to_both_(x[:2], x.view(torch.int32)[2:])
+        return x
+
+    with pytest.raises(RuntimeError, match=r"mutates views of one tensor with different dtypes"):
+        fxinplace.functionalize(f)(torch.zeros(4))

@@ -1,0 +1,187 @@
+"""Inputs whose metadata the function changes, and inputs that share memory (issue 7).
+
+In-place view ops (t_, squeeze_), resize_ and out= resizing change an input's sizes,
+strides or storage; eager leaves the input that way, and other tensors over the same
+memory keep theirs. Compared with eager eagerly and through make_fx (real and
+symbolic shapes), in both remove modes.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from functionalize_differential import eager_parity_problems
+
+import fxinplace
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # eager's out= resize warning
+
+
+def _check(fn, make_args, **kwargs) -> None:
+    problems = eager_parity_problems(fn, make_args, **kwargs)
+    assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- inputs sharing memory
+
+
+def test_t_in_place_on_an_input_passed_twice() -> None:
+    # f(a, a): one tensor object, so b is transposed too.
+    def f(a, b):
+        a.t_()
+        return a * 1, b * 1
+
+    def args():
+        a = torch.arange(6.0).reshape(2, 3)
+        return a, a
+
+    _check(f, args)
+
+
+def test_t_in_place_on_an_input_aliased_by_another() -> None:
+    def f(a, b):
+        a.t_()
+        return a * 2, b * 1
+
+    def args():
+        a = torch.arange(6.0).reshape(3, 2)
+        return a, a[1:]
+
+    _check(f, args)
+
+
+@pytest.mark.parametrize(
+    "pick",
+    [lambda s: (s[2:4], s[4:6]), lambda s: (s[1:4], s[2:6]), lambda s: (s[4:], s[:3])],
+    ids=["disjoint", "overlapping", "second_first"],
+)
+def test_inputs_sharing_a_storage_the_first_does_not_span(pick) -> None:
+    # Under symbolic shapes the shared base came from the storage size, which no
+    # graph input carries ("... is not tracked with proxy").
+    def f(a, b):
+        b.mul_(2)
+        return a * 1, b * 1
+
+    _check(f, lambda: pick(torch.arange(8.0)))
+
+
+# --------------------------------------------------------------------------- resize_
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 2), (4,), (3, 1), (1, 3)])
+def test_resize_then_squeeze_in_place(shape: tuple[int, ...]) -> None:
+    def f(x):
+        x.resize_(1, 3)
+        x.squeeze_()
+        return x * 1
+
+    _check(f, lambda: (torch.arange(float(torch.Size(shape).numel())).reshape(shape),))
+
+
+def test_resize_then_squeeze_then_write() -> None:
+    def f(x):
+        x.resize_(1, 3)
+        x.squeeze_()
+        x.add_(1)
+        return x
+
+    _check(f, lambda: (torch.arange(4.0).reshape(2, 2),))
+
+
+def test_shrinking_resize_keeps_other_views_data() -> None:
+    def f(x):
+        y = x.t()
+        x.resize_(1, 3)
+        x.mul_(10)
+        return x * 1, y + 1
+
+    _check(f, lambda: (torch.arange(4.0).reshape(2, 2),))
+
+
+def test_resize_of_a_view_inside_its_base() -> None:
+    def f(x):
+        z = x[2:]
+        z.resize_(2, 2)
+        z.add_(1)
+        return x
+
+    _check(f, lambda: (torch.arange(6.0),))
+
+
+def test_resize_of_a_view_past_its_base_grows_the_storage() -> None:
+    def f(x):
+        z = x[1:]
+        z.resize_(10)
+        z[:5].fill_(7)
+        return x * 1
+
+    _check(f, lambda: (torch.arange(6.0),))
+
+
+def test_grow_then_shrink_an_input() -> None:
+    def f(x):
+        x.resize_(8)
+        x[6:].fill_(1)
+        x.resize_(2, 3)
+        return x
+
+    _check(f, lambda: (torch.arange(6.0),))
+
+
+def test_t_in_place_then_resize() -> None:
+    def f(x):
+        x.t_()
+        x.resize_(3)
+        return x + 1
+
+    _check(f, lambda: (torch.arange(4.0).reshape(2, 2),))
+
+
+def test_resize_with_a_channels_last_memory_format_is_a_clear_error() -> None:
+    def f(x):
+        x.resize_(1, 2, 2, 2, memory_format=torch.channels_last)
+        return x * 1
+
+    with pytest.raises(RuntimeError, match=r"fxinplace.functionalize: aten::resize_ with memory_format="):
+        fxinplace.functionalize(f)(torch.arange(8.0))
+
+
+def test_resize_of_an_expanded_input() -> None:
+    # Metadata only: the input becomes a contiguous view of its memory.
+    def f(x):
+        x.resize_(2)
+        return x * 1
+
+    _check(f, lambda: (torch.arange(4.0).reshape(1, 4).expand(3, 4),))
+
+
+def test_resize_of_a_view_with_another_dtype_is_a_clear_error() -> None:
+    def f(x):
+        v = x.view(torch.int16)
+        v.resize_(2)
+        return x * 1
+
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace.*resize_ resizes a view whose dtype \(Short\) differs"
+    ):
+        fxinplace.functionalize(f)(torch.arange(4.0))
+
+
+def test_inputs_sharing_memory_with_another_dtype_see_each_others_writes() -> None:
+    def f(a, b):
+        a.add_(1)
+        return b * 1
+
+    def args():
+        s = torch.arange(6.0)
+        return s, s.view(torch.int32)[2:]
+
+    _check(f, args)
+
+
+def test_inputs_sharing_memory_with_other_element_sizes_are_a_clear_error() -> None:
+    s = torch.arange(4.0)
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace.*inputs that share memory with different element sizes"
+    ):
+        fxinplace.functionalize(lambda a, b: a + 1)(s, s.view(torch.int16))

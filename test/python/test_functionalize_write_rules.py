@@ -1,0 +1,346 @@
+"""In-place and out= ops under fxinplace.functionalize follow eager's rules for the written tensor.
+
+Eager writes a result *into* an existing tensor: the tensor keeps its dtype (the
+result is cast where casting is allowed, else eager raises), an in-place op cannot
+change its shape, an out= argument of another shape is resized (to the strides the
+kernel picks), and writes into memory that several elements, or another argument,
+occupy are rejected. The functional variant we compute the value with checks none
+of this (issue 7). Each case runs eagerly and through make_fx (real and symbolic
+shapes), in both remove modes, against eager (functionalize_differential).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from functionalize_differential import eager_parity_problems
+
+import fxinplace  # noqa: F401 - the package under test
+
+# Resizing a non-empty out= argument warns (deprecated) in eager.
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def _arange(shape: tuple[int, ...]) -> torch.Tensor:
+    return torch.arange(float(torch.Size(shape).numel())).reshape(shape)
+
+
+def _check(fn, make_args, **kwargs) -> None:
+    problems = eager_parity_problems(fn, make_args, **kwargs)
+    assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- dtype
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64, torch.int32, torch.int64])
+def test_logical_not_keeps_self_dtype(dtype: torch.dtype) -> None:
+    def f(x):
+        x.logical_not_()
+        return x
+
+    _check(f, lambda: (torch.tensor([0, 1, 2], dtype=dtype),))
+
+
+def test_out_argument_keeps_its_dtype() -> None:
+    def f(a, b, out):
+        torch.add(a, b, out=out)
+        return out
+
+    _check(f, lambda: (torch.arange(3), torch.arange(3), torch.zeros(3)))
+
+
+def test_in_place_result_cast_to_a_narrower_float() -> None:
+    def f(x, y):
+        x.add_(y)
+        return x
+
+    _check(f, lambda: (torch.ones(3, dtype=torch.float16), torch.full((3,), 0.1, dtype=torch.float64)))
+
+
+@pytest.mark.parametrize(
+    ("self_dtype", "other"),
+    [(torch.int64, 1.5), (torch.int32, 0.5), (torch.bool, 1), (torch.float32, 1j)],
+    ids=["long+float", "int+float", "bool+int", "float+complex"],
+)
+def test_uncastable_in_place_result_raises_eagers_error(self_dtype: torch.dtype, other: object) -> None:
+    def f(x):
+        x.add_(other)
+        return x
+
+    _check(
+        f, lambda: (torch.ones(3, dtype=self_dtype),), error=r"fxinplace.*add_.*can't be cast to the desired"
+    )
+
+
+def test_uncastable_out_result_raises() -> None:
+    def f(a, out):
+        torch.div(a, 2, out=out)
+        return out
+
+    _check(f, lambda: (torch.arange(3), torch.zeros(3, dtype=torch.long)), error=r"fxinplace.*can't be cast")
+
+
+def test_out_dtype_the_op_does_not_accept_raises() -> None:
+    # mm.out wants exactly its result's dtype, though float -> double casts. The
+    # op's meta kernel says so; with symbolic shapes it is not run (known gap).
+    def f(a, out):
+        torch.mm(a, a, out=out)
+        return out
+
+    _check(
+        f,
+        lambda: (torch.ones(2, 2), torch.zeros(2, 2, dtype=torch.float64)),
+        error=r"fxinplace.*mm\.out is rejected by eager PyTorch: .*Expected out tensor to have dtype",
+        tracing_modes=("real",),
+    )
+
+
+# --------------------------------------------------------------------------- shape
+
+
+@pytest.mark.parametrize("other_shape", [(2, 3), (1, 3)])
+def test_in_place_result_broadcasting_past_self_raises(other_shape: tuple[int, ...]) -> None:
+    def f(x, y):
+        x.add_(y)
+        return x
+
+    _check(
+        f,
+        lambda: (torch.ones(3), torch.ones(other_shape)),
+        error=r"fxinplace.*add_\.Tensor: output with shape \[\w+\] doesn't match the broadcast shape",
+    )
+
+
+def test_out_resize_takes_the_results_strides() -> None:
+    # A 0-dim out= argument resized by a column-major input: eager gives it that layout.
+    def f(x, out):
+        torch.mul(x, 2, out=out)
+        return out
+
+    _check(f, lambda: (torch.arange(6.0).reshape(2, 3).t(), torch.tensor(0.0)))
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 2, 3), (3, 4)), ((2, 2, 3), (2, 3, 4))],
+    ids=["mm", "vector-matrix", "batched-matrix", "batched"],
+)
+def test_matmul_out_that_must_resize(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    def f(a, b, out):
+        torch.matmul(a, b, out=out)
+        return out
+
+    _check(f, lambda: (_arange(a_shape), _arange(b_shape), torch.zeros(2)))
+
+
+def test_view_taken_before_an_out_resize_keeps_its_place() -> None:
+    def f(x, out):
+        before = out.view(2, 1)
+        first = out[1:]
+        torch.mul(x, 2, out=out)
+        first.add_(1)
+        return before + 1, out
+
+    _check(f, lambda: (torch.arange(4.0), torch.zeros(2)))
+
+
+def test_out_resize_of_an_intermediate_seen_through_an_older_view() -> None:
+    def f(x):
+        out = torch.zeros(2)
+        view = out[1:]
+        torch.mul(x, 2, out=out)
+        return view + 1, out
+
+    _check(f, lambda: (torch.arange(4.0),))
+
+
+# --------------------------------------------------------------------------- memory overlap
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda e: e.add_(1),
+        lambda e: e.copy_(torch.ones(3, 4)),
+        lambda e: e.uniform_(),
+        lambda e: e.fill_(torch.tensor(2.0)),
+    ],
+    ids=["add_", "copy_", "uniform_", "fill_tensor"],
+)
+def test_write_into_a_tensor_with_internal_overlap_raises(write) -> None:
+    def f(x):
+        write(x.expand(3, 4))
+        return x
+
+    _check(f, lambda: (torch.ones(4),), error=r"fxinplace.*more than one element of the written-to tensor")
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float32, torch.float64])
+def test_index_put_through_expand_writes_the_element(dtype: torch.dtype) -> None:
+    # Eager allows index_put_ (and fill_, masked_fill_, index_fill_) on an expanded
+    # tensor: the element takes the written value; it is not summed over the copies.
+    def f(x):
+        x.expand(3)[torch.tensor([0, 2])] = 5
+        return x
+
+    _check(f, lambda: (torch.tensor([1], dtype=dtype),))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda e: e.fill_(2),
+        lambda e: e.zero_(),
+        lambda e: e.masked_fill_(torch.tensor([[False, True, False, False]] * 3), 7.0),
+        lambda e: e.index_fill_(1, torch.tensor([3]), -1.0),
+        lambda e: e.index_put_((torch.tensor([0, 2]),), torch.tensor(5.0), accumulate=True),
+    ],
+    ids=["fill_", "zero_", "masked_fill_", "index_fill_", "index_put_accumulate"],
+)
+def test_writes_eager_allows_through_expand(write) -> None:
+    def f(x):
+        write(x.expand(3, 4))
+        return x
+
+    _check(f, lambda: (torch.arange(4.0),))
+
+
+@pytest.mark.parametrize("row", [0, 2])
+def test_write_through_a_row_of_an_expanded_tensor(row: int) -> None:
+    # The written row repeats no memory; the other rows are the old copies.
+    def f(x):
+        x.expand(3, 4)[row].add_(1)
+        return x
+
+    _check(f, lambda: (torch.arange(4.0),))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x[1:].add_(x[:-1]),
+        lambda x: x[1:].copy_(x[:-1]),
+        lambda x: x.view(2, 3).add_(x.view(2, 3)[0]),
+        lambda x: torch.cumsum(x[:3], 0, out=x[1:4]),
+    ],
+    ids=["add_shifted", "copy_shifted", "add_row", "cumsum_out"],
+)
+def test_write_partially_overlapping_an_input_raises(write) -> None:
+    def f(x):
+        write(x)
+        return x
+
+    _check(
+        f, lambda: (torch.arange(6.0),), error=r"fxinplace.*some elements of the input tensor and the written"
+    )
+
+
+def test_write_reading_exactly_self_is_fine() -> None:
+    def f(x):
+        x.mul_(x)
+        x[1:].add_(x[1:].clone())
+        return x
+
+    _check(f, lambda: (torch.arange(6.0),))
+
+
+def test_op_specific_dtype_rule_of_an_in_place_op_raises() -> None:
+    # abs of a complex tensor is real, which casts back to complex; eager's abs_
+    # refuses complex self anyway. Its meta kernel says so (not run under
+    # symbolic shapes: known gap).
+    def f(z):
+        z.abs_()
+        return z
+
+    _check(
+        f,
+        lambda: (torch.tensor([3 + 4j, -1j]),),
+        error=r"fxinplace.*abs_ is rejected by eager PyTorch",
+        tracing_modes=("real", "fake"),
+    )
+
+
+@pytest.mark.parametrize(
+    "write",
+    [lambda x: x.unfold(0, 2, 1).add_(1), lambda x: x.as_strided((3, 2), (1, 1)).mul_(2)],
+    ids=["unfold", "as_strided"],
+)
+def test_write_into_overlapping_windows_is_a_clear_error(write) -> None:
+    # Eager adds twice where windows overlap (kernel order); no functional value says that.
+    def f(x):
+        y = x.clone()
+        write(y)
+        return y
+
+    with pytest.raises(RuntimeError, match=r"fxinplace.*writes a tensor whose elements may share memory"):
+        fxinplace.functionalize(f)(torch.arange(6.0))
+
+
+def test_write_into_an_empty_expanded_tensor() -> None:
+    def f(x):
+        x.expand(3, 0).add_(1)
+        return x
+
+    _check(f, lambda: (torch.zeros(0),))
+
+
+def test_writing_an_expanded_input_is_a_clear_error() -> None:
+    def f(x):
+        x.zero_()
+        return x * 1
+
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace.*zero_ writes a tensor whose underlying tensor has elements"
+    ):
+        fxinplace.functionalize(f)(torch.ones(1).expand(3))
+
+
+def test_written_base_keeps_its_layout() -> None:
+    # masked_fill (the functional variant) lays a channels_last tensor out
+    # contiguously; eager writes into x, which stays channels_last.
+    def f(x):
+        x.masked_fill_(x > 3, 0.0)
+        return x * 1
+
+    _check(f, lambda: (torch.arange(12.0).reshape(1, 3, 2, 2).contiguous(memory_format=torch.channels_last),))
+
+
+def test_out_argument_that_is_a_view_and_must_resize() -> None:
+    def f(x, y):
+        torch.mul(torch.ones(2, 3), 2, out=x.t().diagonal())
+        return x, y * 1
+
+    _check(f, lambda: (torch.arange(12.0).reshape(4, 3), torch.ones(2)))
+
+
+def test_as_strided_after_views_reads_the_storage() -> None:
+    def f(x):
+        v = x.view(-1).narrow(0, 1, 4).as_strided((2,), (1,), 1)
+        v.zero_()
+        return x, v * 1
+
+    _check(f, lambda: (torch.arange(6).reshape(2, 3),))
+
+
+def test_write_folded_through_overlapping_windows_is_a_clear_error() -> None:
+    # The written diagonal repeats no memory, but the windows it was taken from
+    # do: scattering them back would let unchanged copies overwrite the write.
+    def f(x):
+        y = x.clone()
+        y.unfold(1, 2, 1).diagonal().fill_(0)
+        return y
+
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace.*writes through a view made by aten::unfold whose elements"
+    ):
+        fxinplace.functionalize(f)(torch.arange(12.0).reshape(3, 4))
+
+
+def test_out_argument_overlapping_an_input_only_before_its_resize() -> None:
+    # Eager resizes `out` (to 0-dim at its offset) before writing: no overlap then.
+    def f(x):
+        torch.sum(x[2], 0, out=x.t())
+        return x
+
+    _check(f, lambda: (torch.arange(12).reshape(3, 4),))
