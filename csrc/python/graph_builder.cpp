@@ -5,6 +5,7 @@
 #include <optional>
 #include <tuple>
 
+#include "core/graph_text.h"
 #include "core/reinplace_planner.h"
 #include "python/extent_caster.h"
 #include "torch/op_facts.h"
@@ -122,6 +123,12 @@ class GraphBuilder {
     return add(std::move(n));
   }
 
+  // The planner's input as text, with the plan's decisions as `expect` lines
+  // (core/graph_text.h): a case a C++ test can replay.
+  std::string dump(bool reuse_written_back_inputs) {
+    return graph_to_text(g_) + expectations_to_text(plan(reuse_written_back_inputs));
+  }
+
   Plan plan(bool reuse_written_back_inputs) {
     PlanOptions options;
     options.reuse_written_back_inputs = reuse_written_back_inputs;
@@ -192,7 +199,9 @@ void bind_graph_builder(py::module_& m) {
       .def("write_back", &GraphBuilder::write_back, py::arg("name"), py::arg("written_input"),
            py::arg("written"), py::arg("value"), py::arg("operands"), py::arg("results"),
            "A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).")
-      .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false);
+      .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false)
+      .def("dump", &GraphBuilder::dump, py::arg("reuse_written_back_inputs") = false,
+           "The planner's input as text, with today's decisions as expectations (see test/cpp/cases).");
 }
 
 }  // namespace fxinplace::python

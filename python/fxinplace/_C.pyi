@@ -376,6 +376,10 @@ class GraphBuilder:
             ]
         ],
     ) -> int: ...
+    def dump(self, reuse_written_back_inputs: bool = False) -> str:
+        """
+        The planner's input as text, with today's decisions as expectations (see test/cpp/cases).
+        """
     def getitem(
         self,
         name: str,
