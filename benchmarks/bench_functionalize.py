@@ -55,7 +55,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from tqdm import tqdm
 
 import fxinplace
-from fxinplace.cli import TimeLimitExceeded, fmt_seconds, markdown_table, time_limit
+from fxinplace.testing.compare import TimeLimitExceeded, time_limit
+from fxinplace.testing.tables import fmt_seconds, markdown_table
 
 REMOVE_CHOICES = ("mutations", "mutations_and_views")
 DEFAULT_OPS = 10_000

@@ -36,10 +36,9 @@ from pathlib import Path
 
 import torch
 
-from fxinplace import graphs
-from fxinplace.cli import (
-    Comparison,
-    compare,
+from fxinplace.testing import graphs
+from fxinplace.testing.compare import Comparison, compare
+from fxinplace.testing.tables import (
     fmt_count,
     fmt_match,
     fmt_pass_time,

@@ -15,6 +15,8 @@ ctest --test-dir build/cpp --output-on-failure
 .venv/bin/ruff check python test benchmarks
 .venv/bin/ruff format --check python test benchmarks
 .venv/bin/clang-format --dry-run -Werror csrc/*/*.cpp csrc/*/*.h test/cpp/*.cpp test/cpp/*.h
+# The checked-in type stub of the extension matches what it exports.
+bash scripts/stubs.sh --check
 
 .venv/bin/python -m pytest -q "$@"
 

@@ -2,44 +2,70 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "graph_ir.h"
 
 namespace fxinplace::core {
 
 enum class Action : uint8_t {
-  kKeep,           // left as it is
-  kInplace,        // swapped for its in-place overload
-  kScatterToCopy,  // `x_scatter(base, src, args)` -> `view(base, args).copy_(src)`
-  kRemoveScatter,  // a scatter whose write already happened in place: deleted
+  kKeep,            // left as it is
+  kInplace,         // swapped for its in-place overload; for auto_functionalized_v2: no base cloned
+  kPartialInplace,  // auto_functionalized_v2: some bases written in place, others still cloned
+  kScatterToCopy,   // `x_scatter(base, src, args)` -> `view(base, args).copy_(src)`
+  kRemoveScatter,   // a scatter whose write already happened in place: deleted
+  kRemoveCopy,      // a write-back copy_(input, value) whose value already is the input: deleted
 };
 
+// Every reason the planner gives, in one list: the enum, its stable name and
+// its text are generated from it (decision.cpp), so they cannot drift apart.
+#define FXINPLACE_REASONS(X)                                                                           \
+  X(kNotCandidate, "not_candidate", "not a candidate: it writes no buffer it could reuse")             \
+  X(kView, "view", "a view op: it allocates nothing")                                                  \
+  X(kDone, "done", "done")                                                                             \
+  X(kResultNotSingleTensor, "result_not_single_tensor", "the op does not return exactly one tensor")   \
+  X(kMetadataMismatch, "metadata_mismatch", "result numel or dtype differs from self")                 \
+  X(kShapeMismatch, "shape_mismatch", "result shape differs from self (it would broadcast into self)") \
+  X(kSelfOverlaps, "self_overlaps", "self has internal overlap (several indices share one element)")   \
+  X(kSelfIsInput, "self_is_input", "self aliases a graph input or constant")                           \
+  X(kInputShared, "input_shared", "self is a graph input sharing storage with another input")          \
+  X(kInputNotWrittenBack, "input_not_written_back",                                                    \
+    "self is a graph input the program does not write back (no copy_ into it after the op)")           \
+  X(kResultReadAfterWriteBack, "result_read_after_write_back",                                         \
+    "self is a graph input; the result would be read after the input's write-back, or returned")       \
+  X(kSelfRepeated, "self_repeated", "self is passed to the op more than once")                         \
+  X(kOperandAliasesSelf, "operand_aliases_self", "another operand shares storage with self")           \
+  X(kUsedLater, "used_later", "self or an alias of it is used later")                                  \
+  X(kNoInplaceVariant, "no_inplace_variant", "the operator has no in-place variant")                   \
+  X(kLayoutSensitiveUse, "layout_sensitive_use",                                                       \
+    "self is laid out differently from the result, and a later view (view/as_strided), a result "      \
+    "computed from it or a graph output would show the other layout")                                  \
+  X(kScatterUnproven, "scatter_unproven",                                                              \
+    "a later scatter reads self's memory and cannot be removed: its source never lands in place")
+
 enum class Reason : uint8_t {
-  kNotCandidate,           // no tensor `self` to write into
-  kView,                   // a view allocates nothing, so there is nothing to save
-  kDone,                   // the action was taken
-  kResultNotSingleTensor,  // the op returns several tensors or none
-  kMetadataMismatch,       // result numel/dtype differs from self's
-  kShapeMismatch,          // result shape differs from self's (broadcasting into self)
-  kSelfOverlaps,           // self has internal overlap (e.g. an expanded tensor)
-  kSelfIsInput,            // self shares storage with a graph input or constant
-  kSelfRepeated,           // self is passed to the op more than once
-  kOperandAliasesSelf,     // another operand shares self's storage
-  kUsedLater,              // self, or an alias of it, is read after the op
-  kNoInplaceVariant,       // the operator has no in-place overload
-  kLayoutSensitiveUse,     // self is laid out differently and a later view depends on layout
-  kScatterUnproven,  // a later scatter would only be a no-op if its source landed in place, and it does not
+#define FXINPLACE_REASON_ENUM(id, name, text) id,
+  FXINPLACE_REASONS(FXINPLACE_REASON_ENUM)
+#undef FXINPLACE_REASON_ENUM
 };
 
 const char* action_name(Action a);
 const char* reason_text(Reason r);
 const char* reason_name(Reason r);  // a stable identifier, e.g. "used_later"
 
+// One write slot's outcome (see WriteSlot), in the node's slot order.
+struct SlotDecision {
+  bool in_place = false;
+  Reason reason = Reason::kNotCandidate;
+  NodeId culprit = kNoNode;
+};
+
 struct Decision {
   Action action = Action::kKeep;
   Reason reason = Reason::kNotCandidate;
-  NodeId culprit = kNoNode;      // the later use or the aliasing operand behind a refusal
-  NodeId replacement = kNoNode;  // for a rewritten node: who its users read instead
+  NodeId culprit = kNoNode;         // the later use or the aliasing operand behind a refusal
+  NodeId replacement = kNoNode;     // for a rewritten node: who its users read instead
+  std::vector<SlotDecision> slots;  // auto_functionalized_v2 only: one per base slot
 };
 
 }  // namespace fxinplace::core

@@ -15,6 +15,14 @@ NodeId Graph::add(Node node) {
   check(node.scatter_src, "scatter source");
   check(node.view_of, "view base");
   check(node.layout_parent, "layout parent");
+  check(node.item_of, "getitem source");
+  check(node.written_input, "written input");
+  check(node.written_value, "written value");
+  for (const WriteSlot& slot : node.slots) {
+    check(slot.target, "write slot");
+    if (slot.result < 0 || static_cast<size_t>(slot.result) >= node.results.size())
+      throw std::invalid_argument("node " + std::to_string(id) + ": write slot names no result");
+  }
   for (NodeId op : node.operands) check(op, "operand");
   for (const TensorValue& v : node.results)
     if (v.storage < 0 || v.storage >= num_storages_)
@@ -27,6 +35,12 @@ int32_t Graph::shape(const std::vector<Extent>& sizes) {
   Geometry g;
   g.sizes = sizes;
   return shapes_.intern(g);
+}
+
+const TensorValue* Graph::result(NodeId id, int32_t index) const {
+  const Node& n = at(id);
+  return index >= 0 && static_cast<size_t>(index) < n.results.size() ? &n.results[static_cast<size_t>(index)]
+                                                                     : nullptr;
 }
 
 const TensorValue* Graph::single_result(NodeId id) const {

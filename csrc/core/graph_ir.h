@@ -20,7 +20,14 @@ enum class NodeKind : uint8_t {
   kConstant,  // get_attr: module parameters and buffers, read-only to us
   kOp,        // call_function on an ATen-style operator overload
   kGetItem,   // operator.getitem on a multi-output node
-  kOther,     // any other call (e.g. Python arithmetic on sizes)
+  kOther,     // any other call (Python arithmetic on sizes, higher-order ops): reads its operands
+  // auto_functionalized_v2: clones each base in its slots, runs a mutable op
+  // on the clones, returns (*op outputs, *new bases). A base it need not clone
+  // is a write slot (see WriteSlot).
+  kAutoFunctionalized,
+  // Functionalization's write-back into a graph input: copy_(input, value),
+  // or resize_ / as_strided_ of the input ahead of that copy_.
+  kWriteBack,
   kOutput,
 };
 
@@ -40,15 +47,31 @@ struct TensorValue {
   int32_t dtype = -1;
 };
 
+// A buffer a node may write one of its results into instead of allocating it:
+// `self` for an op with a `foo_` overload (or a scatter), each base of an
+// auto_functionalized_v2 node. The planner decides each slot on its own.
+struct WriteSlot {
+  NodeId target = kNoNode;  // the tensor that would be written
+  int32_t result = 0;       // index into the node's results of the value that would live there
+  // The position of that value in the node's (tuple) value, as getitem names
+  // it; differs from `result` when the tuple holds non-tensors (None).
+  int32_t item = 0;
+  // The node already writes `target` (an auto_functionalized_v2 base that is
+  // not cloned, as another pass left it): decided, and a write to reckon with.
+  bool already_in_place = false;
+};
+
 struct Node {
   NodeKind kind = NodeKind::kOther;
   std::string name;  // for explanations only
   // Operator facts (kOp only).
   ViewKind view = ViewKind::kNone;
-  bool self_is_tensor = false;  // first schema argument has type `Tensor`
-  bool has_inplace = false;     // an `<name>_` overload with a matching schema exists
-  bool pointwise = false;       // tagged pointwise: out[i] depends on in[i] only
+  bool has_inplace = false;  // an `<name>_` overload with a matching schema exists
+  bool pointwise = false;    // out[i] depends on in[i] only
   bool is_resize = false;
+  // False for ops that read only a tensor's metadata (sym_size, ...): they use
+  // no memory, so they never keep a buffer alive.
+  bool reads_memory = true;
   // How much a view (or as_strided_scatter, for its base) depends on its
   // input's memory layout rather than its logical elements. Re-inplacing
   // moves a result into `self`'s layout, which such users would notice.
@@ -59,7 +82,16 @@ struct Node {
   ScatterSpec scatter;  // kind != kNone for a view-inverting *_scatter op
   NodeId self = kNoNode;
   NodeId scatter_src = kNoNode;
-  NodeId view_of = kNoNode;          // base of a view (for getitem: base of the multi-view)
+  NodeId view_of = kNoNode;  // base of a view (for getitem: base of the multi-view)
+  // kGetItem: the node whose value this indexes, and the index.
+  NodeId item_of = kNoNode;
+  int32_t item_index = -1;
+  // kWriteBack: the graph input written back (the placeholder itself; `self`
+  // is the written tensor, which is a resize_/as_strided_ write-back of it
+  // when the program changed its shape), and for copy_ the value copied in.
+  NodeId written_input = kNoNode;
+  NodeId written_value = kNoNode;
+  std::vector<WriteSlot> slots;
   std::vector<NodeId> operands;      // every node the args and kwargs name, in order
   std::vector<TensorValue> results;  // tensor leaves of the node's value
 };
@@ -80,6 +112,8 @@ class Graph {
   const GeometryTable& geometries() const { return geoms_; }
   // One tensor result, or nullptr when the node has none or several.
   const TensorValue* single_result(NodeId id) const;
+  // The result at `index`, or nullptr.
+  const TensorValue* result(NodeId id, int32_t index) const;
 
  private:
   std::vector<Node> nodes_;

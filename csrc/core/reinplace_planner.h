@@ -1,8 +1,10 @@
-// Decides, for every node of a functional graph, whether it can write into its
-// `self` buffer instead of allocating, following the stock
+// Decides, for every node of a functional graph, whether it can write into a
+// buffer it reads instead of allocating, following the stock
 // torch.fx.passes.reinplace rules where they are sound and refusing where they
-// are not. One forward walk; every query is O(1) amortised against per-class
-// summaries (union-find over storages).
+// are not. One forward walk over one alias model (alias_classes.h); every query
+// is O(1) amortised against per-class summaries. Each rule writes a result into
+// a *write slot* (graph_ir.h: an op's `self`, an auto_functionalized_v2 base)
+// and passes the same checks (planner_slots.cpp).
 #pragma once
 
 #include <vector>
@@ -12,16 +14,23 @@
 
 namespace fxinplace::core {
 
+struct PlanOptions {
+  // Let an op write its result into a graph input that the program overwrites
+  // afterwards with a write-back copy_ and reads nowhere in between; the
+  // copy_ goes when it would copy the result onto itself. auto_functionalized_v2
+  // bases always may (a custom op mutating its input in place is what the
+  // program asked for); for ATen ops it changes the code the stock pass makes.
+  bool reuse_written_back_inputs = false;
+};
+
 struct Plan {
   std::vector<Decision> decisions;  // one per node, in graph order
   // How many forward walks were needed: a walk that removes a scatter the
   // verifier then proves wrong is repeated with that scatter kept.
   int walks = 0;
-  int num_inplace() const;
-  int num_scatters_removed() const;
-  int num_scatters_to_copy() const;
+  int count(Action a) const;
 };
 
-Plan plan_reinplace(const Graph& graph);
+Plan plan_reinplace(const Graph& graph, const PlanOptions& options = {});
 
 }  // namespace fxinplace::core

@@ -5,24 +5,15 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "torch/op_facts.h"
+#include "torch/op_schema.h"
 
 namespace fxinplace::functionalize {
 namespace {
 
-bool writes(const c10::Argument& a) { return a.alias_info() && a.alias_info()->isWrite(); }
-
-bool same_alias_set(const c10::AliasInfo* a, const c10::AliasInfo* b) {
-  return a && b && !a->beforeSets().empty() && a->beforeSets() == b->beforeSets();
-}
-
-bool has_alias(const c10::FunctionSchema& s) {
-  for (const auto& a : s.arguments())
-    if (a.alias_info()) return true;
-  for (const auto& r : s.returns())
-    if (r.alias_info()) return true;
-  return false;
-}
+using torch_bridge::has_alias;
+using torch_bridge::is_functional_variant;
+using torch_bridge::same_alias_set;
+using torch_bridge::writes;
 
 bool writes_out_argument(const c10::FunctionSchema& s) {
   for (const auto& a : s.arguments())
@@ -32,20 +23,6 @@ bool writes_out_argument(const c10::FunctionSchema& s) {
 
 std::string strip_trailing_underscore(const std::string& name) {
   return !name.empty() && name.back() == '_' ? name.substr(0, name.size() - 1) : name;
-}
-
-// A candidate `f` computes what `op` writes iff it takes the same arguments
-// (minus out=) with the same types, and returns, in order, `op`'s returns
-// followed by the written arguments that `op` does not return.
-bool is_functional_variant(const c10::FunctionSchema& f, const c10::FunctionSchema& op,
-                           const std::vector<size_t>& args, size_t expected_returns, bool allow_view) {
-  if (f.arguments().size() != args.size() || f.returns().size() != expected_returns) return false;
-  if (!allow_view && has_alias(f)) return false;
-  for (size_t k = 0; k < args.size(); ++k) {
-    const c10::Argument& fa = f.arguments()[k];
-    if (writes(fa) || *fa.type() != *op.arguments()[args[k]].type()) return false;
-  }
-  return true;
 }
 
 std::optional<c10::OperatorHandle> find_functional(const c10::OperatorHandle& op,

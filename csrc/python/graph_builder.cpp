@@ -2,103 +2,206 @@
 
 #include <pybind11/stl.h>
 
+#include <optional>
+#include <tuple>
+
+#include "core/graph_text.h"
 #include "core/reinplace_planner.h"
+#include "python/extent_caster.h"
+#include "torch/op_facts.h"
 
 namespace py = pybind11;
 using namespace fxinplace::core;
+using fxinplace::torch_bridge::OpFacts;
 
 namespace fxinplace::python {
 namespace {
 
-std::vector<Int> ints(const py::handle& h) { return h.cast<std::vector<Int>>(); }
+// (storage, sizes, strides, offset, proven_dense_order, dtype): one tensor a
+// node produces. proven_dense_order: for symbolic geometry, its dims from the
+// innermost out when the frontend proved it dense (see core::Geometry).
+using TensorRecord = std::tuple<StorageId, std::vector<Extent>, std::vector<Extent>, Extent,
+                                std::optional<std::vector<int32_t>>, int32_t>;
+using Results = std::vector<TensorRecord>;
 
-Extent extent(const py::handle& h) {
-  if (PyLong_Check(h.ptr())) return Extent(h.cast<Int>());
-  return Extent::symbolic(h.cast<const SymbolicExtent&>().id);
+// (sizes, strides, offset, proven_dense_order) of a view a scatter inverts.
+using GeometryRecord =
+    std::tuple<std::vector<Extent>, std::vector<Extent>, Extent, std::optional<std::vector<int32_t>>>;
+
+Geometry geometry(const std::vector<Extent>& sizes, const std::vector<Extent>& strides, const Extent& offset,
+                  const std::optional<std::vector<int32_t>>& dense_order) {
+  if (sizes.size() != strides.size()) throw py::value_error("sizes and strides differ in rank");
+  Geometry g;
+  g.sizes = sizes;
+  g.strides = strides;
+  g.offset = offset;
+  g.proven_dense_order = dense_order;
+  return g;
 }
 
-std::vector<Extent> extents(const py::handle& h) {
-  std::vector<Extent> out;
-  for (const py::handle& item : h.cast<py::list>()) out.push_back(extent(item));
-  return out;
-}
+NodeId id_or_none(const std::optional<NodeId>& id) { return id ? *id : kNoNode; }
 
-// (sizes, strides, offset, proven_dense_order) starting at t[first].
-Geometry read_geometry(const py::tuple& t, size_t first) {
-  Geometry geom;
-  geom.sizes = extents(t[first]);
-  geom.strides = extents(t[first + 1]);
-  geom.offset = extent(t[first + 2]);
-  if (!t[first + 3].is_none()) geom.proven_dense_order = t[first + 3].cast<std::vector<int32_t>>();
-  if (geom.sizes.size() != geom.strides.size()) throw py::value_error("sizes and strides differ in rank");
-  return geom;
-}
+class GraphBuilder {
+ public:
+  NodeId input(std::string name, const Results& results) {
+    return add(leaf(NodeKind::kInput, name, results));
+  }
+  NodeId constant(std::string name, const Results& results) {
+    return add(leaf(NodeKind::kConstant, name, results));
+  }
+  NodeId other(std::string name, std::vector<NodeId> operands, const Results& results) {
+    Node n = leaf(NodeKind::kOther, name, results);
+    n.operands = std::move(operands);
+    return add(std::move(n));
+  }
+  NodeId output(std::string name, std::vector<NodeId> operands) {
+    Node n = leaf(NodeKind::kOutput, name, {});
+    n.operands = std::move(operands);
+    return add(std::move(n));
+  }
 
-NodeId node_ref(const py::handle& h) { return h.is_none() ? kNoNode : h.cast<NodeId>(); }
+  NodeId op(std::string name, const OpFacts& facts, std::optional<NodeId> self, std::vector<NodeId> operands,
+            const Results& results,
+            std::optional<std::tuple<std::vector<Int>, std::vector<Int>, std::vector<Int>>> scatter_args,
+            std::optional<NodeId> scatter_src, std::optional<GeometryRecord> scatter_view) {
+    Node n = leaf(NodeKind::kOp, name, results);
+    n.view = facts.view;
+    n.has_inplace = facts.has_inplace;
+    n.pointwise = facts.pointwise;
+    n.is_resize = facts.is_resize;
+    n.reads_memory = facts.reads_memory;
+    n.layout_use = facts.layout_use;
+    n.self = id_or_none(self);
+    n.operands = std::move(operands);
+    if (self) {
+      if (facts.view == ViewKind::kSingle) n.view_of = *self;
+      if (facts.view == ViewKind::kSingle || facts.layout_use != LayoutUse::kLogical) n.layout_parent = *self;
+      // `self` passed twice (mul(a, a)) must be seen twice.
+      if (facts.self_is_tensor && !facts.mutates && facts.view == ViewKind::kNone && !n.results.empty())
+        n.slots.push_back(WriteSlot{*self, 0, 0, false});
+    }
+    n.scatter.kind = facts.scatter;
+    if (facts.scatter != ScatterKind::kNone) {
+      n.scatter_src = id_or_none(scatter_src);
+      if (scatter_args) {
+        std::tie(n.scatter.ints, n.scatter.sizes, n.scatter.strides) = *scatter_args;
+        n.scatter.replayable = true;
+      }
+      if (scatter_view) n.scatter.view_on_recorded_base = std::apply(geometry, *scatter_view);
+    }
+    return add(std::move(n));
+  }
 
-TensorValue read_value(Graph& g, const py::handle& h) {
-  auto t = h.cast<py::tuple>();
-  if (t.size() != 6)
-    throw py::value_error(
-        "tensor record must be (storage, sizes, strides, offset, proven_dense_order, dtype)");
-  TensorValue v;
-  v.storage = t[0].cast<StorageId>();
-  Geometry geom = read_geometry(t, 1);
-  v.shape = g.shape(geom.sizes);
-  v.geom = g.geom(geom);
-  v.dtype = t[5].cast<int32_t>();
-  return v;
-}
+  NodeId getitem(std::string name, NodeId source, int32_t index, const Results& results) {
+    Node n = leaf(NodeKind::kGetItem, name, results);
+    n.item_of = source;
+    n.item_index = index;
+    n.operands = {source};
+    const Node& src = at(source);
+    // An item of a multi-output view (split, unbind) views that view's input.
+    if (src.kind == NodeKind::kOp && src.view == ViewKind::kMulti && src.self != kNoNode)
+      n.view_of = n.layout_parent = src.self;
+    return add(std::move(n));
+  }
 
-ScatterSpec read_scatter(const py::handle& h) {
-  ScatterSpec s;
-  if (h.is_none()) return s;
-  auto t = h.cast<py::tuple>();
-  s.kind = static_cast<ScatterKind>(t[0].cast<int>());
-  s.ints = ints(t[1]);
-  s.sizes = ints(t[2]);
-  s.strides = ints(t[3]);
-  s.replayable = t[4].cast<bool>();
-  if (!t[5].is_none()) s.view_on_recorded_base = read_geometry(t[5].cast<py::tuple>(), 0);
-  return s;
-}
+  NodeId auto_functionalized(std::string name, std::vector<NodeId> operands, const Results& results,
+                             const std::vector<std::tuple<NodeId, int32_t, int32_t, bool>>& slots) {
+    Node n = leaf(NodeKind::kAutoFunctionalized, name, results);
+    n.operands = std::move(operands);
+    for (const auto& [target, result, item, in_place] : slots)
+      n.slots.push_back(WriteSlot{target, result, item, in_place});
+    return add(std::move(n));
+  }
 
-}  // namespace
+  NodeId write_back(std::string name, NodeId written_input, NodeId written, std::optional<NodeId> value,
+                    std::vector<NodeId> operands, const Results& results) {
+    Node n = leaf(NodeKind::kWriteBack, name, results);
+    n.written_input = written_input;
+    n.self = written;
+    n.written_value = id_or_none(value);
+    n.operands = std::move(operands);
+    return add(std::move(n));
+  }
 
-py::tuple plan_from_records(const py::list& records, int num_storages) {
-  Graph g;
-  for (int s = 0; s < num_storages; ++s) g.new_storage();
-  for (const py::handle& h : records) {
-    auto r = h.cast<py::tuple>();
-    if (r.size() != 15) throw py::value_error("node record must have 15 fields");
+  // The planner's input as text, with the plan's decisions as `expect` lines
+  // (core/graph_text.h): a case a C++ test can replay.
+  std::string dump(bool reuse_written_back_inputs) {
+    return graph_to_text(g_) + expectations_to_text(plan(reuse_written_back_inputs));
+  }
+
+  Plan plan(bool reuse_written_back_inputs) {
+    PlanOptions options;
+    options.reuse_written_back_inputs = reuse_written_back_inputs;
+    return plan_reinplace(g_, options);
+  }
+
+ private:
+  const Node& at(NodeId id) {
+    if (id < 0 || static_cast<size_t>(id) >= g_.size()) throw py::index_error("no such node");
+    return g_.at(id);
+  }
+
+  Node leaf(NodeKind kind, std::string& name, const Results& results) {
     Node n;
-    n.kind = static_cast<NodeKind>(r[0].cast<int>());
-    n.name = r[1].cast<std::string>();
-    n.view = static_cast<ViewKind>(r[2].cast<int>());
-    n.self_is_tensor = r[3].cast<bool>();
-    n.has_inplace = r[4].cast<bool>();
-    n.pointwise = r[5].cast<bool>();
-    n.is_resize = r[6].cast<bool>();
-    n.scatter = read_scatter(r[7]);
-    n.self = node_ref(r[8]);
-    n.scatter_src = node_ref(r[9]);
-    n.view_of = node_ref(r[10]);
-    n.operands = r[11].cast<std::vector<NodeId>>();
-    for (const py::handle& v : r[12].cast<py::list>()) n.results.push_back(read_value(g, v));
-    n.layout_use = static_cast<LayoutUse>(r[13].cast<int>());
-    n.layout_parent = node_ref(r[14]);
+    n.kind = kind;
+    n.name = std::move(name);
+    n.results.reserve(results.size());
+    for (const auto& [storage, sizes, strides, offset, dense_order, dtype] : results) {
+      // Storage ids are small non-negative ints handed out by the caller in
+      // any order; the graph learns each when first named.
+      if (storage < 0) throw py::value_error("storage ids are non-negative");
+      while (g_.num_storages() <= storage) g_.new_storage();
+      TensorValue v;
+      v.storage = storage;
+      Geometry geom = geometry(sizes, strides, offset, dense_order);
+      v.shape = g_.shape(geom.sizes);
+      v.geom = g_.geom(geom);
+      v.dtype = dtype;
+      n.results.push_back(v);
+    }
+    return n;
+  }
+
+  NodeId add(Node n) {
     try {
-      g.add(std::move(n));
+      return g_.add(std::move(n));
     } catch (const std::invalid_argument& e) {
       throw py::value_error(e.what());
     }
   }
-  Plan plan = plan_reinplace(g);
-  py::list out;
-  for (const Decision& d : plan.decisions)
-    out.append(
-        py::make_tuple(static_cast<int>(d.action), static_cast<int>(d.reason), d.culprit, d.replacement));
-  return py::make_tuple(out, plan.walks);
+
+  Graph g_;
+};
+
+}  // namespace
+
+void bind_graph_builder(py::module_& m) {
+  py::class_<GraphBuilder>(m, "GraphBuilder",
+                           "Builds the planner's picture of a graph, one node per call, in graph order.")
+      .def(py::init<>())
+      .def("input", &GraphBuilder::input, py::arg("name"), py::arg("results"))
+      .def("constant", &GraphBuilder::constant, py::arg("name"), py::arg("results"))
+      .def("other", &GraphBuilder::other, py::arg("name"), py::arg("operands"), py::arg("results"),
+           "Any other call: reads its operands, returns fresh tensors.")
+      .def("output", &GraphBuilder::output, py::arg("name"), py::arg("operands"))
+      .def("op", &GraphBuilder::op, py::arg("name"), py::arg("facts"), py::arg("self"), py::arg("operands"),
+           py::arg("results"), py::arg("scatter_args") = py::none(), py::arg("scatter_src") = py::none(),
+           py::arg("scatter_view") = py::none(),
+           "An ATen operator overload. scatter_args (ints, sizes, strides): a *_scatter's view arguments "
+           "when all are known; scatter_view: the geometry of that view on the recorded base.")
+      .def("getitem", &GraphBuilder::getitem, py::arg("name"), py::arg("source"), py::arg("index"),
+           py::arg("results"))
+      .def(
+          "auto_functionalized", &GraphBuilder::auto_functionalized, py::arg("name"), py::arg("operands"),
+          py::arg("results"), py::arg("slots"),
+          "auto_functionalized_v2; slots: (base node, index of its new value in results, its position in the "
+          "node's value, already not cloned).")
+      .def("write_back", &GraphBuilder::write_back, py::arg("name"), py::arg("written_input"),
+           py::arg("written"), py::arg("value"), py::arg("operands"), py::arg("results"),
+           "A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).")
+      .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false)
+      .def("dump", &GraphBuilder::dump, py::arg("reuse_written_back_inputs") = false,
+           "The planner's input as text, with today's decisions as expectations (see test/cpp/cases).");
 }
 
 }  // namespace fxinplace::python

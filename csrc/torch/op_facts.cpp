@@ -2,61 +2,97 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
-#include <mutex>
 #include <unordered_map>
-#include <vector>
+#include <unordered_set>
+
+#include "torch/op_schema.h"
 
 namespace fxinplace::torch_bridge {
 namespace {
 
-// name -> overload names, rebuilt when a name is missing (an op registered
-// after the last look-up, e.g. a custom op defined at run time).
-class OverloadIndex {
- public:
-  std::vector<std::string> overloads(const std::string& name) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = by_name_.find(name);
-    if (it == by_name_.end()) {
-      rebuild();
-      it = by_name_.find(name);
-    }
-    return it == by_name_.end() ? std::vector<std::string>{} : it->second;
-  }
+using core::LayoutUse;
+using core::ScatterKind;
+using core::ViewKind;
 
- private:
-  void rebuild() {
-    by_name_.clear();
-    for (const c10::OperatorName& op : c10::Dispatcher::singleton().getAllOpNames())
-      by_name_[op.name].push_back(op.overload_name);
-  }
-  std::mutex mu_;
-  std::unordered_map<std::string, std::vector<std::string>> by_name_;
-};
-
-OverloadIndex& overload_index() {
-  static OverloadIndex index;
-  return index;
+// Views whose result is the same logical elements for any input strides and
+// offset, so moving their input into another buffer (re-inplacing) is
+// invisible to them. Every other view is assumed to depend on the layout.
+const std::unordered_set<std::string>& logical_views() {
+  static const std::unordered_set<std::string> names = {"aten::select",     "aten::slice",
+                                                        "aten::narrow",     "aten::t",
+                                                        "aten::transpose",  "aten::permute",
+                                                        "aten::unsqueeze",  "aten::squeeze",
+                                                        "aten::expand",     "aten::expand_as",
+                                                        "aten::diagonal",   "aten::unbind",
+                                                        "aten::split",      "aten::split_with_sizes",
+                                                        "aten::chunk",      "aten::tensor_split",
+                                                        "aten::alias",      "aten::detach",
+                                                        "aten::unfold",     "aten::movedim",
+                                                        "aten::swapaxes",   "aten::swapdims",
+                                                        "aten::lift_fresh", "aten::real",
+                                                        "aten::imag"};
+  return names;
 }
 
-bool writes(const c10::Argument& a) { return a.alias_info() && a.alias_info()->isWrite(); }
+// `view` succeeds on other strides only when the new layout allows the reshape.
+const std::unordered_set<std::string>& reshape_views() {
+  static const std::unordered_set<std::string> names = {"aten::view", "aten::_reshape_alias", "aten::reshape",
+                                                        "aten::_unsafe_view"};
+  return names;
+}
 
-// The in-place sibling must take the same arguments (same count, same types),
-// write only `self`, and be named `<name>_`; this is what makes swapping the
-// target, with args untouched, compute the same value into `self`.
-bool is_inplace_sibling(const c10::FunctionSchema& functional, const c10::FunctionSchema& inplace) {
-  const auto& fa = functional.arguments();
-  const auto& ia = inplace.arguments();
-  if (fa.size() != ia.size() || ia.empty() || !writes(ia[0])) return false;
-  for (size_t k = 0; k < fa.size(); ++k) {
-    if (k > 0 && ia[k].alias_info()) return false;
-    if (*fa[k].type() != *ia[k].type()) return false;
+// Address storage offsets directly, whatever the input's layout.
+bool addresses_absolutely(const std::string& name, const std::string& overload) {
+  return (name == "aten::as_strided" || name == "aten::as_strided_scatter") && overload.empty();
+}
+
+struct ScatterInverse {
+  ScatterKind kind;
+  OpName view;
+};
+
+// The view ops whose `*_scatter` inverse functionalization emits.
+const std::unordered_map<std::string, ScatterInverse>& scatter_inverses() {
+  static const std::unordered_map<std::string, ScatterInverse> table = {
+      {"aten::select_scatter", {ScatterKind::kSelect, {"aten::select", "int"}}},
+      {"aten::slice_scatter", {ScatterKind::kSlice, {"aten::slice", "Tensor"}}},
+      {"aten::diagonal_scatter", {ScatterKind::kDiagonal, {"aten::diagonal", ""}}},
+      {"aten::as_strided_scatter", {ScatterKind::kAsStrided, {"aten::as_strided", ""}}},
+  };
+  return table;
+}
+
+bool reads_only_metadata(const std::string& name) {
+  return name == "aten::sym_size" || name == "aten::sym_stride" || name == "aten::sym_numel" ||
+         name == "aten::sym_storage_offset";
+}
+
+// The in-place sibling must be named `<name>_`, write only `self` and take the
+// same arguments with the same types (then swapping the target, args
+// untouched, computes the same value into `self`). Two equally good siblings
+// would make the choice arbitrary: take neither.
+void find_inplace_sibling(const std::string& name, const c10::FunctionSchema& schema, OpFacts& facts) {
+  const std::string inplace_name = name + "_";
+  std::vector<size_t> all_args(schema.arguments().size());
+  for (size_t k = 0; k < all_args.size(); ++k) all_args[k] = k;
+  int matches = 0;
+  for (const std::string& ov : overloads_of(inplace_name)) {
+    auto candidate = c10::Dispatcher::singleton().findSchema({inplace_name, ov});
+    if (!candidate) continue;
+    const auto& args = candidate->schema().arguments();
+    // Same arguments: the same count, and each of the functional op's types.
+    bool writes_only_self = args.size() == schema.arguments().size() && !args.empty() && writes(args[0]);
+    for (size_t k = 1; k < args.size() && writes_only_self; ++k) writes_only_self = !args[k].alias_info();
+    if (writes_only_self &&
+        is_functional_variant(schema, candidate->schema(), all_args, schema.returns().size(), false)) {
+      facts.inplace_overload = ov;
+      ++matches;
+    }
   }
-  return true;
+  facts.has_inplace = matches == 1;
 }
 
 }  // namespace
-
-std::vector<std::string> overloads_of(const std::string& name) { return overload_index().overloads(name); }
 
 OpFacts op_facts(const std::string& name, const std::string& overload) {
   OpFacts facts;
@@ -66,25 +102,32 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
   const c10::FunctionSchema& schema = handle->schema();
   const auto& args = schema.arguments();
   for (const c10::Argument& a : args) facts.mutates = facts.mutates || writes(a);
-  facts.pointwise = handle->hasTag(at::Tag::pointwise);
+  facts.pointwise = handle->hasTag(at::Tag::pointwise) || (name == "aten::copy" && overload.empty());
+  facts.reads_memory = !reads_only_metadata(name);
+  facts.is_resize = name == "aten::resize" && overload.empty();
+  facts.metadata_write_back = (name == "aten::resize_" || name == "aten::as_strided_") && overload.empty();
+  facts.returns_its_input = name == "_c10d_functional::wait_tensor" && overload.empty();
+  facts.aliases_without_annotation =
+      facts.returns_its_input || (name == "aten::_unsafe_view" && overload.empty());
+  if (auto it = scatter_inverses().find(name); it != scatter_inverses().end() && !facts.mutates) {
+    facts.scatter = it->second.kind;
+    facts.inverted_view = it->second.view;
+  }
   if (args.empty()) return facts;
   facts.first_arg_name = args[0].name();
   facts.self_is_tensor = args[0].type()->kind() == c10::TypeKind::TensorType;
   const c10::AliasInfo* first = args[0].alias_info();
   if (first && !first->isWrite())
     facts.view = first->isWildcardAfter() ? ViewKind::kMulti : ViewKind::kSingle;
+  if (facts.returns_its_input) facts.view = ViewKind::kSingle;
+  if (addresses_absolutely(name, overload))
+    facts.layout_use = LayoutUse::kAbsolute;
+  else if (reshape_views().count(name) && overload.empty())
+    facts.layout_use = LayoutUse::kReshape;
+  else if (facts.view != ViewKind::kNone && !facts.returns_its_input && !logical_views().count(name))
+    facts.layout_use = LayoutUse::kStrides;
   if (facts.view != ViewKind::kNone || facts.mutates) return facts;
-  const std::string inplace_name = name + "_";
-  int matches = 0;
-  for (const std::string& ov : overload_index().overloads(inplace_name)) {
-    auto candidate = c10::Dispatcher::singleton().findSchema({inplace_name, ov});
-    if (candidate && is_inplace_sibling(schema, candidate->schema())) {
-      facts.inplace_overload = ov;
-      ++matches;
-    }
-  }
-  // Two equally good siblings would make the choice arbitrary: take neither.
-  facts.has_inplace = matches == 1;
+  find_inplace_sibling(name, schema, facts);
   return facts;
 }
 

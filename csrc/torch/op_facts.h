@@ -1,30 +1,51 @@
-// Facts about an operator overload read from its registered schema through the
-// c10 dispatcher: is it a view, does it write its arguments, which in-place
-// overload (if any) computes the same thing into `self`.
+// Everything the re-inplacing planner asks about an operator overload, read
+// once from its registered schema through the c10 dispatcher, plus the few
+// facts a schema does not state (which views depend on the memory layout,
+// which ops hide that they return their input, which `*_scatter` inverts which
+// view). The one place that knows these: the functionalization kernels read
+// the same schema helpers (op_schema.h).
 #pragma once
 
 #include <string>
-#include <vector>
+
+#include "core/graph_ir.h"
 
 namespace fxinplace::torch_bridge {
 
-enum class ViewKind : int { kNone = 0, kSingle = 1, kMulti = 2 };
+struct OpName {
+  std::string name;      // qualified, e.g. "aten::select"
+  std::string overload;  // e.g. "int"; "" for .default
+};
 
 struct OpFacts {
   bool found = false;           // the dispatcher knows this overload
   bool self_is_tensor = false;  // first argument is exactly `Tensor`
-  ViewKind view = ViewKind::kNone;
+  core::ViewKind view = core::ViewKind::kNone;
   bool mutates = false;  // some argument is annotated as written (`Tensor(a!)`)
+  // out[i] depends on in[i] only: tagged pointwise, or elementwise in effect (copy).
   bool pointwise = false;
   std::string first_arg_name;    // so a `self` passed by keyword can be found
-  std::string inplace_overload;  // overload name of `<name>_`, when one matches
+  std::string inplace_overload;  // overload name of `<name>_`, when exactly one matches
   bool has_inplace = false;
+  // How a view's result depends on its input's layout (see core::LayoutUse).
+  core::LayoutUse layout_use = core::LayoutUse::kLogical;
+  // `*_scatter` ops that write back a view: which view they invert.
+  core::ScatterKind scatter = core::ScatterKind::kNone;
+  OpName inverted_view;
+  // The result shares its input's memory at run time though the schema says
+  // fresh (_unsafe_view); for `returns_its_input` it is the input itself
+  // (_c10d_functional.wait_tensor hands back the collective's buffer).
+  bool aliases_without_annotation = false;
+  bool returns_its_input = false;
+  // Reads only its argument's metadata (sym_size, ...): no use of its memory.
+  bool reads_memory = true;
+  bool is_resize = false;  // aten::resize (functional resize_)
+  // resize_ / as_strided_: how functionalization gives an input its new shape
+  // before writing it back with copy_.
+  bool metadata_write_back = false;
 };
 
 // `name` is qualified ("aten::add"), `overload` may be empty for `.default`.
 OpFacts op_facts(const std::string& name, const std::string& overload);
-
-// Overload names registered under a qualified name ("aten::add" -> {"Tensor", "Scalar", "out", ...}).
-std::vector<std::string> overloads_of(const std::string& name);
 
 }  // namespace fxinplace::torch_bridge

@@ -3,8 +3,9 @@
 from fxinplace._check import ReinplaceCheckError, check_reinplaced
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._functionalize import functionalize
+from fxinplace._reinplace import reinplace, reinplace_report
+from fxinplace._report import Decision, ReinplaceReport
 from fxinplace._version import __version__
-from fxinplace.reinplace import Decision, ReinplaceReport, reinplace, reinplace_report
 
 __all__ = [
     "Decision",

@@ -8,57 +8,68 @@ it, created in graph order so FX gives them the same names the stock pass gets.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch.fx import GraphModule, Node
 
-from fxinplace._op_info import SCATTER_VIEWS, op_info
+from fxinplace import _C
+from fxinplace._afv2_apply import apply_afv2
+from fxinplace._afv2_node import AFv2Call, read_call
+from fxinplace._op_info import op_info
+from fxinplace._view_vals import view_val
 
-ACTION_KEEP, ACTION_INPLACE, ACTION_SCATTER_TO_COPY, ACTION_REMOVE_SCATTER = range(4)
+_Action = _C.Action
 
 
-def _final(i: int, replacement: list[int]) -> int:
-    while replacement[i] >= 0 and replacement[i] != i:
-        i = replacement[i]
+def apply_plan(gm: GraphModule, nodes: list[Node], plan: _C.Plan, afv2_calls: dict[int, AFv2Call]) -> None:
+    graph = gm.graph
+    changed = plan.changed()
+    decisions = {i: plan.decision(i) for i in changed}
+    to_erase: list[Node] = []
+    # Nodes an auto_functionalized_v2 rewrite erased -> what holds their value now.
+    erased: dict[Node, Node] = {}
+
+    def live(k: int) -> Node:
+        node = nodes[k]
+        while node in erased:
+            node = erased[node]
+        return node
+
+    for i in changed:
+        node, d = nodes[i], decisions[i]
+        if i in afv2_calls:
+            # Read again: rewrites of earlier nodes changed its arguments.
+            erased.update(apply_afv2(gm, node, read_call(node), [s.in_place for s in d.slots]))
+            continue
+        if d.action == _Action.INPLACE:
+            node.target = op_info(node.target).inplace
+            self_val = live(d.replacement).meta.get("val")
+            if self_val is not None:
+                node.meta["val"] = self_val
+        elif d.action == _Action.SCATTER_TO_COPY:
+            _insert_view_and_copy(graph, node)
+            to_erase.append(node)
+        else:  # REMOVE_SCATTER, REMOVE_COPY
+            to_erase.append(node)
+        node.replace_all_uses_with(live(_final(i, decisions)), propagate_meta=False)
+    for node in reversed(to_erase):
+        graph.erase_node(node)
+
+
+def _final(i: int, decisions: dict) -> int:
+    """Follow replacements to the node that really holds the value."""
+    while i in decisions and decisions[i].replacement is not None and decisions[i].replacement != i:
+        i = decisions[i].replacement
     return i
 
 
-def _view_val(view_op: Any, base: Node, args: tuple, kwargs: dict) -> Any:
-    base_val = base.meta.get("val")
-    if not isinstance(base_val, torch.Tensor):
-        return None
-    try:
-        return view_op(base_val, *args, **kwargs)
-    except Exception:
-        return None
-
-
-def apply_plan(gm: GraphModule, nodes: list[Node], decisions: list[tuple]) -> None:
-    graph = gm.graph
-    replacement = [d[3] if d[0] != ACTION_KEEP else -1 for d in decisions]
-    to_erase: list[Node] = []
-    for i, (node, (action, _reason, _culprit, _repl)) in enumerate(zip(nodes, decisions, strict=True)):
-        if action == ACTION_KEEP:
-            continue
-        if action == ACTION_INPLACE:
-            node.target = op_info(node.target).inplace
-            self_val = nodes[replacement[i]].meta.get("val")
-            if self_val is not None:
-                node.meta["val"] = self_val
-        elif action == ACTION_SCATTER_TO_COPY:
-            view_op = SCATTER_VIEWS[node.target]
-            base, src, rest = node.args[0], node.args[1], tuple(node.args[2:])
-            with graph.inserting_before(node):
-                view = graph.create_node("call_function", view_op, (base, *rest), node.kwargs)
-                copy = graph.create_node("call_function", torch.ops.aten.copy_.default, (view, src), {})
-            val = _view_val(view_op, base, rest, dict(node.kwargs))
-            if val is not None:
-                view.meta["val"] = val
-                copy.meta["val"] = val
-            to_erase.append(node)
-        else:
-            to_erase.append(node)
-        node.replace_all_uses_with(nodes[_final(i, replacement)], propagate_meta=False)
-    for node in reversed(to_erase):
-        graph.erase_node(node)
+def _insert_view_and_copy(graph: torch.fx.Graph, node: Node) -> None:
+    """`x_scatter(base, src, *args)` -> `view(base, *args).copy_(src)`, just before it."""
+    view_op = op_info(node.target).inverted_view
+    base, src, rest = node.args[0], node.args[1], tuple(node.args[2:])
+    with graph.inserting_before(node):
+        view = graph.create_node("call_function", view_op, (base, *rest), node.kwargs)
+        copy = graph.create_node("call_function", torch.ops.aten.copy_.default, (view, src), {})
+    val = view_val(view_op, base, rest, dict(node.kwargs))
+    if val is not None:
+        view.meta["val"] = val
+        copy.meta["val"] = val

@@ -1,214 +1,121 @@
-"""Validate an fx.Graph and flatten it into the node records `_C.plan` reads.
-
-Record layout (one tuple per node, graph order):
-  (kind, name, view_kind, self_is_tensor, has_inplace, pointwise, is_resize,
-   scatter, self, scatter_src, view_of, operands, results, layout_use, layout_parent)
-scatter = None or (kind, ints, sizes, strides, replayable, view_geometry);
-node references are indices; results = [(storage, *geometry, dtype_code), ...];
-a geometry is (sizes, strides, offset, proven_dense_order), each extent an int or a
-`_C.Symbol` (a symbolic size the planner knows only by identity).
-"""
+"""Read an fx.Graph, with the values `_metadata.propagate` found, into `_C.GraphBuilder`:
+one builder call per node, node references by position. Every decision is the planner's;
+this only says what each node is and which memory each of its tensors occupies."""
 
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch.fx import GraphModule, Node
 
 from fxinplace import _C
-from fxinplace._auto_functionalized import AFV2
-from fxinplace._auto_functionalized import check_node as check_auto_functionalized
+from fxinplace._afv2_node import AFV2, AFv2Call, read_call
 from fxinplace._errors import ReinplaceInputError
-from fxinplace._higher_order import check_node as check_higher_order
 from fxinplace._higher_order import is_opaque_higher_order
-from fxinplace._metadata import Fresh, Metadata, check_tensor_kind
-from fxinplace._op_info import LAYOUT_LOGICAL, SCATTER_VIEWS, VIEW_MULTI, VIEW_SINGLE, op_info
+from fxinplace._metadata import Fresh, Metadata
+from fxinplace._op_info import op_info
+from fxinplace._symbolic_geometry import Symbols, _static
+from fxinplace._validate import is_input_write_back
 
-KIND_INPUT, KIND_CONSTANT, KIND_OP, KIND_GETITEM, KIND_OTHER, KIND_OUTPUT = range(6)
-UNSET = -(2**63)
-
-
-def validate(gm: Any, sample_args: tuple) -> None:
-    """Raise ReinplaceInputError naming the first node the pass cannot handle."""
-    if not isinstance(gm, GraphModule):
-        raise TypeError(f"reinplace expects a torch.fx.GraphModule, got {type(gm).__name__}")
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    if len(placeholders) != len(sample_args):
-        raise TypeError(
-            f"the graph has {len(placeholders)} placeholders "
-            f"({', '.join(n.name for n in placeholders)}) but {len(sample_args)} sample args were given"
-        )
-    for i, (node, arg) in enumerate(zip(placeholders, sample_args, strict=True)):
-        _check_sample_arg(i, node, arg)
-    for node in gm.graph.nodes:
-        if node.op in ("call_module", "call_method"):
-            raise ReinplaceInputError(
-                f"node {node.name!r}: {node.op} nodes are not supported; trace to ATen ops "
-                "first (make_fx(functionalize(f)))"
-            )
-        if node.op != "call_function":
-            continue
-        target = node.target
-        if isinstance(target, torch._ops.HigherOrderOperator):
-            if target is AFV2:
-                # An opaque reader of its kwargs' tensors returning fresh ones;
-                # _auto_functionalized drops its clones after the native pass.
-                check_auto_functionalized(node)
-                continue
-            check_higher_order(node)  # an opaque reader (see _higher_order)
-            continue
-        if isinstance(target, torch._ops.OpOverloadPacket):
-            raise ReinplaceInputError(
-                f"node {node.name!r}: target {target} is an overload packet; "
-                "the pass needs a concrete overload such as torch.ops.aten.add.Tensor"
-            )
-        if isinstance(target, torch._ops.OpOverload):
-            if op_info(target).mutates and not _is_input_write_back(node):
-                raise ReinplaceInputError(
-                    f"node {node.name!r}: {target} mutates its arguments; the pass expects a "
-                    "functional graph (the only mutations allowed are functionalization's write-backs "
-                    "into graph inputs: copy_, resize_ and as_strided_)"
-                )
-            continue
-        if target is operator.getitem:
-            continue
+UNSET = -(2**63)  # a slice bound left out (the planner's ScatterSpec::kUnset)
 
 
-# Functionalization writes a mutated input back with copy_, after giving it its
-# new size or layout with resize_ / as_strided_ when the program changed those.
-_METADATA_WRITE_BACKS = (torch.ops.aten.resize_.default, torch.ops.aten.as_strided_.default)
+@dataclass
+class GraphReading:
+    builder: _C.GraphBuilder
+    nodes: list[Node]
+    afv2_calls: dict[int, AFv2Call]  # decoded once, for applying the plan
 
 
-def _check_sample_arg(i: int, node: Node, arg: Any) -> None:
-    """A sample arg must be what the graph was traced with: a tensor of the
-    recorded dtype, rank and (where the trace fixed them) sizes. Planning on
-    another would produce a graph that fails or is wrong on the real inputs."""
-    if isinstance(arg, torch.Tensor):
-        check_tensor_kind(arg, f"sample arg {i}")
-    val = node.meta.get("val")
-    if not isinstance(val, torch.Tensor):
-        if isinstance(arg, torch.Tensor) and isinstance(val, (int, float, bool, torch.SymInt)):
-            raise ReinplaceInputError(
-                f"sample arg {i} (placeholder {node.name!r}) is a tensor, but the graph was traced "
-                f"with the {type(val).__name__} {val}"
-            )
-        return
-    where = f"sample arg {i} (placeholder {node.name!r})"
-    if not isinstance(arg, torch.Tensor):
-        raise ReinplaceInputError(
-            f"{where} is {type(arg).__name__} {arg!r}, but the graph was traced with a tensor of "
-            f"shape {tuple(val.shape)} and dtype {val.dtype}"
-        )
-    problems = []
-    if arg.dtype != val.dtype:
-        problems.append(f"dtype {arg.dtype} instead of {val.dtype}")
-    if arg.device.type != val.device.type:
-        problems.append(f"device {arg.device} instead of {val.device}")
-    if arg.dim() != val.dim():
-        problems.append(f"{arg.dim()} dims instead of {val.dim()}")
+def read_graph(gm: GraphModule, metadata: Metadata) -> GraphReading:
+    env = metadata.env
+    nodes = list(gm.graph.nodes)
+    index = {n: i for i, n in enumerate(nodes)}
+    storages = _Storages(metadata.same_storage)
+    symbols = Symbols()
+    values = _Values(env, storages, symbols)
+    b = _C.GraphBuilder()
+    afv2_calls: dict[int, AFv2Call] = {}
+    for i, node in enumerate(nodes):
+        name = node.name
+        if node.op == "placeholder":
+            b.input(name, values.of(node))
+        elif node.op == "get_attr":
+            b.constant(name, values.of(node))
+        elif node.op == "output":
+            b.output(name, [index[n] for n in node.all_input_nodes])
+        else:
+            _read_call(b, node, index, values, afv2_calls, i)
+    return GraphReading(b, nodes, afv2_calls)
+
+
+def _read_call(b, node: Node, index: dict, values: _Values, afv2_calls: dict, i: int) -> None:
+    target = node.target
+    name = node.name
+    operands = [index[n] for n in node.all_input_nodes]
+    if target is operator.getitem:
+        source = node.args[0]
+        if isinstance(source, Node) and type(node.args[1]) is int:
+            b.getitem(name, index[source], node.args[1], values.of(node))
+        else:
+            b.other(name, operands, values.of(node))
+    elif target is AFV2:
+        call = read_call(node)
+        if call.is_out:  # allocates its outputs: nothing is cloned
+            b.other(name, operands, values.of(node))
+            return
+        afv2_calls[i] = call
+        direct = [index[n] for n in call.direct_reads()]
+        results = values.of(node)
+        leaf_index = _leaf_positions(values.env.get(node))
+        slots = []
+        for j, base in enumerate(call.bases):
+            item = call.num_outputs + j
+            if base is not None and item in leaf_index:
+                slots.append((index[base], leaf_index[item], item, j not in call.cloned))
+        bases = [index[base] for base in call.bases if base is not None]
+        b.auto_functionalized(name, direct + bases, results, slots)
+    elif isinstance(target, torch._ops.OpOverload):
+        _read_op(b, node, index, values, operands)
+    elif is_opaque_higher_order(target):
+        b.other(name, operands, values.of(node))
     else:
-        fixed = [
-            (d, want, got)
-            for d, (want, got) in enumerate(zip(val.shape, arg.shape, strict=True))
-            if type(want) is int and type(got) is int and want != got
-        ]
-        problems.extend(f"size {got} instead of {want} at dim {d}" for d, want, got in fixed)
-    if problems:
-        raise ReinplaceInputError(
-            f"{where} does not match the value the graph was traced with: " + "; ".join(problems)
+        _reject_tensor_math(node, values.env)
+        b.other(name, operands, values.of(node))
+
+
+def _read_op(b, node: Node, index: dict, values: _Values, operands: list[int]) -> None:
+    info = op_info(node.target)
+    facts = info.facts
+    if facts.mutates and is_input_write_back(node):
+        written = node.args[0]
+        written_input = written if written.op == "placeholder" else written.args[0]
+        value = node.args[1] if node.target is torch.ops.aten.copy_.default else None
+        b.write_back(
+            node.name,
+            index[written_input],
+            index[written],
+            index[value] if isinstance(value, Node) else None,
+            operands,
+            values.of(node),
         )
-
-
-def _is_input_write_back(node: Node) -> bool:
-    dst = node.args[0] if node.args else None
-    if not isinstance(dst, Node):
-        return False
-    if node.target in _METADATA_WRITE_BACKS:
-        return dst.op == "placeholder"
-    if node.target is not torch.ops.aten.copy_.default:
-        return False
-    return dst.op == "placeholder" or (dst.target in _METADATA_WRITE_BACKS and _is_input_write_back(dst))
-
-
-def _reject_tensor_math(node: Node, env: dict[Node, Any]) -> None:
-    touched = [env.get(n) for n in node.all_input_nodes] + [env.get(node)]
-    touched = [v.val if type(v) is Fresh else v for v in touched]
-    if _tensor_leaves(touched, []):
-        name = getattr(node.target, "__name__", str(node.target))
-        raise ReinplaceInputError(
-            f"node {node.name!r}: target {name} is not an ATen operator overload but handles "
-            "tensors; trace with make_fx to get an ATen graph"
-        )
-
-
-class _Symbols:
-    """Symbolic sizes, strides and offsets as `_C.Symbol`s: one per distinct
-    expression, so equal expressions compare equal in the planner and nothing
-    else is assumed of them. A SymInt that is a known constant stays an int."""
-
-    def __init__(self) -> None:
-        self.ids: dict[Any, Any] = {}
-
-    def extents(self, values: Any) -> list:
-        return [v if type(v) is int else self.extent(v) for v in values]
-
-    def extent(self, v: Any) -> Any:
-        if type(v) is int:
-            return v
-        constant = v.node.maybe_as_int()
-        if constant is not None:
-            return constant
-        key = v.node.expr
-        found = self.ids.get(key)
-        if found is None:
-            found = self.ids[key] = _C.Symbol(len(self.ids))
-        return found
-
-    def geometry(self, t: torch.Tensor, offset: Any) -> tuple:
-        """(sizes, strides, offset, proven_dense_order) of `t`, laid at `offset`."""
-        if type(offset) is int and _static(t):
-            return (list(t.shape), list(t.stride()), offset, None)
-        return (
-            self.extents(t.shape),
-            self.extents(t.stride()),
-            self.extent(offset),
-            _proven_dense_order(t.shape, t.stride()),
-        )
-
-
-def _proven_dense_order(sizes: Any, strides: Any) -> list[int] | None:
-    """If a symbolic tensor is non-overlapping and dense for every value of its
-    symbols, its dims from the innermost out (size-1 dims left out); else None.
-    Decided without adding guards: the dims are ordered by repeatedly taking one
-    whose stride is statically the product of the sizes already taken, or
-    max(1, that product) as empty_strided writes it (the two differ only when
-    the product is 0, and then the tensor has no elements)."""
-    from torch.fx.experimental.symbolic_shapes import statically_known_true
-
-    def stride_is(stride: Any, expected: Any) -> bool:
-        if statically_known_true(stride == expected):
-            return True
-        return isinstance(expected, torch.SymInt) and statically_known_true(
-            stride == torch.sym_max(1, expected)
-        )
-
-    left = [d for d in range(len(sizes)) if not statically_known_true(sizes[d] == 1)]
-    order: list[int] = []
-    expected: Any = 1
-    while left:
-        step = next((d for d in left if stride_is(strides[d], expected)), None)
-        if step is None:
-            return None
-        left.remove(step)
-        order.append(step)
-        expected = expected * sizes[step]
-    return order
-
-
-def _static(t: torch.Tensor) -> bool:
-    return all(type(s) is int for s in t.shape) and all(type(s) is int for s in t.stride())
+        return
+    self_node = node.args[0] if node.args else node.kwargs.get(facts.first_arg_name)
+    self_index = index[self_node] if isinstance(self_node, Node) else None
+    if self_index is not None and facts.self_is_tensor:
+        # all_input_nodes is de-duplicated; the planner must see self twice
+        # when it is passed twice (mul(a, a)), so count its occurrences.
+        operands = operands + [self_index] * (_occurrences(node, self_node) - 1)
+    scatter_args = scatter_src = scatter_view = None
+    if facts.scatter != _C.ScatterKind.NONE:
+        scatter_args = _scatter_args(facts.scatter, node)
+        src = node.args[1] if len(node.args) > 1 else node.kwargs.get("src")
+        scatter_src = index[src] if isinstance(src, Node) else None
+        scatter_view = _view_on_recorded_base(info.inverted_view, node, values)
+    b.op(node.name, facts, self_index, operands, values.of(node), scatter_args, scatter_src, scatter_view)
 
 
 class _Storages:
@@ -230,6 +137,30 @@ class _Storages:
         return self.count - 1
 
 
+class _Values:
+    """The tensors each node produces, as the builder's tensor records."""
+
+    def __init__(self, env: dict[Node, Any], storages: _Storages, symbols: Symbols) -> None:
+        self.env = env
+        self.storages = storages
+        self.symbols = symbols
+
+    def of(self, node: Node) -> list[tuple]:
+        value = self.env.get(node)
+        results = []
+        if type(value) is Fresh and value.meta is None:
+            # Never viewed: fresh memory of the recorded shape, offset 0.
+            for t in _tensor_leaves(value.val, []):
+                results.append((self.storages.fresh(), *self.symbols.geometry(t, 0), _dtype_code(t.dtype)))
+            return results
+        if type(value) is Fresh:
+            value = value.meta
+        for t in _tensor_leaves(value, []):
+            geometry = self.symbols.geometry(t, t.storage_offset())
+            results.append((self.storages.id(t), *geometry, _dtype_code(t.dtype)))
+        return results
+
+
 _DTYPE_CODES: dict[torch.dtype, int] = {}
 
 
@@ -247,6 +178,31 @@ def _tensor_leaves(value: Any, out: list) -> list:
         for v in value:
             _tensor_leaves(v, out)
     return out
+
+
+def _leaf_positions(value: Any) -> dict[int, int]:
+    """Position in a tuple value -> index among its tensor leaves (what `_Values.of` lists)."""
+    if type(value) is Fresh:
+        value = value.val if value.meta is None else value.meta
+    positions: dict[int, int] = {}
+    if isinstance(value, (list, tuple)):
+        count = 0
+        for k, v in enumerate(value):
+            if isinstance(v, torch.Tensor):
+                positions[k] = count
+            count += len(_tensor_leaves(v, []))
+    return positions
+
+
+def _reject_tensor_math(node: Node, env: dict[Node, Any]) -> None:
+    touched = [env.get(n) for n in node.all_input_nodes] + [env.get(node)]
+    touched = [v.val if type(v) is Fresh else v for v in touched]
+    if _tensor_leaves(touched, []):
+        name = getattr(node.target, "__name__", str(node.target))
+        raise ReinplaceInputError(
+            f"node {node.name!r}: target {name} is not an ATen operator overload but handles "
+            "tensors; trace with make_fx to get an ATen graph"
+        )
 
 
 def _occurrences(node: Node, wanted: Node) -> int:
@@ -283,132 +239,38 @@ def _bind(target: torch._ops.OpOverload, node: Node) -> dict[str, Any]:
     return bound
 
 
-def _scatter_spec(
-    kind: int, target: torch._ops.OpOverload, node: Node, env: dict, symbols: _Symbols
-) -> tuple:
-    view_geometry = _view_on_recorded_base(target, node, env, symbols)
-    b = _bind(target, node)
+def _scatter_args(kind: Any, node: Node) -> tuple | None:
+    """(ints, sizes, strides) of the view a scatter inverts, in the view op's
+    schema order; None when one is only known at run time (a SymInt)."""
+    b = _bind(node.target, node)
     try:
-        if kind == 1:
+        if kind == _C.ScatterKind.SELECT:
             ints, sizes, strides = [b["dim"], b["index"]], [], []
-        elif kind == 2:
-            ints = [b["dim"], b.get("start"), b.get("end"), b["step"]]
-            sizes, strides = [], []
-        elif kind == 3:
+        elif kind == _C.ScatterKind.SLICE:
+            ints, sizes, strides = [b["dim"], b.get("start"), b.get("end"), b["step"]], [], []
+        elif kind == _C.ScatterKind.DIAGONAL:
             ints, sizes, strides = [b["offset"], b["dim1"], b["dim2"]], [], []
         else:
             ints, sizes, strides = [b.get("storage_offset")], list(b["size"]), list(b["stride"])
-        ints = [UNSET if v is None else v for v in ints]
-        if all(type(v) is int for v in ints + sizes + strides):
-            return (kind, ints, sizes, strides, True, view_geometry)
     except (KeyError, TypeError):
-        pass
-    return (kind, [], [], [], False, view_geometry)
+        return None
+    ints = [UNSET if v is None else v for v in ints]
+    if all(type(v) is int for v in ints + sizes + strides):
+        return (ints, sizes, strides)
+    return None
 
 
-def _view_on_recorded_base(target: Any, node: Node, env: dict, symbols: _Symbols) -> tuple | None:
+def _view_on_recorded_base(view_op: Any, node: Node, values: _Values) -> tuple | None:
     """The geometry of the view a scatter inverts, on the scatter's own base, when
     that base is symbolic (the planner replays views of known bases itself)."""
     base = node.args[0] if node.args else None
-    value = env.get(base)
+    value = values.env.get(base)
     if type(value) is Fresh:
         value = value.val if value.symbolic else None
     if not isinstance(value, torch.Tensor) or _static(value):
         return None
     try:
-        view = SCATTER_VIEWS[target](value, *node.args[2:], **node.kwargs)
+        view = view_op(value, *node.args[2:], **node.kwargs)
     except Exception:  # noqa: BLE001 - an unreplayable view only means "not proven"
         return None
-    return symbols.geometry(view, view.storage_offset())
-
-
-def build_records(gm: GraphModule, metadata: Metadata) -> tuple[list, list[Node], int]:
-    env = metadata.env
-    nodes = list(gm.graph.nodes)
-    index = {n: i for i, n in enumerate(nodes)}
-    storages = _Storages(metadata.same_storage)
-    symbols = _Symbols()
-    records = []
-    for node in nodes:
-        results = []
-        value = env.get(node)
-        if type(value) is Fresh and value.meta is None:
-            # Never viewed: fresh memory of the recorded shape, offset 0.
-            for t in _tensor_leaves(value.val, []):
-                results.append((storages.fresh(), *symbols.geometry(t, 0), _dtype_code(t.dtype)))
-        else:
-            if type(value) is Fresh:
-                value = value.meta
-            for t in _tensor_leaves(value, []):
-                geometry = symbols.geometry(t, t.storage_offset())
-                results.append((storages.id(t), *geometry, _dtype_code(t.dtype)))
-        kind, view, layout_use = KIND_OTHER, 0, 0
-        self_is_tensor = has_inplace = pointwise = is_resize = False
-        scatter, self_idx, src_idx, view_of, layout_parent = None, None, None, None, None
-        target = node.target
-        if node.op == "placeholder":
-            kind = KIND_INPUT
-        elif node.op == "get_attr":
-            kind = KIND_CONSTANT
-        elif node.op == "output":
-            kind, results = KIND_OUTPUT, []
-        elif target is AFV2 or is_opaque_higher_order(target):
-            pass  # KIND_OTHER: reads every operand, its results are its own storages
-        elif not isinstance(target, torch._ops.OpOverload) and target is not operator.getitem:
-            _reject_tensor_math(node, env)
-        elif target is operator.getitem:
-            kind = KIND_GETITEM
-            base = node.args[0]
-            if isinstance(base, Node) and isinstance(base.target, torch._ops.OpOverload):
-                if op_info(base.target).view == VIEW_MULTI and isinstance(base.args[0], Node):
-                    view_of = layout_parent = index[base.args[0]]
-        elif isinstance(target, torch._ops.OpOverload):
-            kind = KIND_OP
-            info = op_info(target)
-            view, self_is_tensor, pointwise, is_resize = (
-                info.view,
-                # A write-back into an input already writes in place: no candidate.
-                info.self_is_tensor and not info.mutates,
-                info.pointwise,
-                info.is_resize,
-            )
-            has_inplace = info.inplace is not None
-            layout_use = info.layout_use
-            self_node = node.args[0] if node.args else node.kwargs.get(info.first_arg_name)
-            if isinstance(self_node, Node):
-                self_idx = index[self_node]
-                if view == VIEW_SINGLE:
-                    view_of = self_idx
-                if view == VIEW_SINGLE or layout_use != LAYOUT_LOGICAL:
-                    layout_parent = self_idx
-            if info.scatter_kind:
-                scatter = _scatter_spec(info.scatter_kind, target, node, env, symbols)
-                src = node.args[1] if len(node.args) > 1 else node.kwargs.get("src")
-                if isinstance(src, Node):
-                    src_idx = index[src]
-        operands = [index[n] for n in node.all_input_nodes]
-        if kind == KIND_OP and self_is_tensor and self_idx is not None:
-            # all_input_nodes is de-duplicated; the planner must see self twice
-            # when it is passed twice (mul(a, a)), so count its occurrences.
-            repeats = _occurrences(node, nodes[self_idx]) - 1
-            operands.extend([self_idx] * repeats)
-        records.append(
-            (
-                kind,
-                node.name,
-                view,
-                self_is_tensor,
-                has_inplace,
-                pointwise,
-                is_resize,
-                scatter,
-                self_idx,
-                src_idx,
-                view_of,
-                operands,
-                results,
-                layout_use,
-                layout_parent,
-            )
-        )
-    return records, nodes, storages.count
+    return values.symbols.geometry(view, view.storage_offset())

@@ -25,8 +25,11 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
+from fxinplace import _C
 from fxinplace._errors import ReinplaceInputError
-from fxinplace._op_info import VIEW_NONE, op_info
+from fxinplace._op_info import op_info
+
+VIEW_NONE = _C.ViewKind.NONE
 
 
 class _NeedsFake(Exception):
@@ -173,7 +176,7 @@ def _propagate(
             if target is operator.getitem or not isinstance(target, torch._ops.OpOverload):
                 env[node] = _run(node, env, runners)
                 continue
-            info = op_info(target)
+            info = op_info(target).facts
             if info.mutates or info.returns_its_input:
                 # A write-back into an input (validated), or wait_tensor: its
                 # result is its first argument.
@@ -222,7 +225,7 @@ def _propagate_fake(
                 env[node] = _fake(mode, value)
             elif node.op == "call_function":
                 target = node.target
-                info = op_info(target) if isinstance(target, torch._ops.OpOverload) else None
+                info = op_info(target).facts if isinstance(target, torch._ops.OpOverload) else None
                 if info is not None and (info.mutates or info.returns_its_input):
                     # A write-back into an input (validated), or wait_tensor: its
                     # result is its first argument. Not run: resize_ cannot resize
@@ -303,7 +306,7 @@ def _propagate_symbolic(
                 elif not isinstance(target, torch._ops.OpOverload):
                     env[node] = node.meta["val"]
                 else:
-                    info = op_info(target)
+                    info = op_info(target).facts
                     if info.mutates or info.returns_its_input:
                         env[node] = _map(node.args[0], env)
                     elif info.view != VIEW_NONE or info.aliases_without_annotation:

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "test_geometry_helpers.h"
 
 using namespace fxinplace::core;
@@ -24,10 +26,10 @@ class Builder {
             bool pointwise = true) {
     Node n;
     n.kind = NodeKind::kOp;
-    n.self_is_tensor = true;
     n.has_inplace = has_inplace;
     n.pointwise = pointwise;
     n.self = operands.at(0);
+    n.slots = {WriteSlot{operands.at(0), 0, 0, false}};
     n.operands = operands;
     n.results.push_back(value(g.new_storage(), contiguous(sizes)));
     return g.add(std::move(n));
@@ -36,7 +38,6 @@ class Builder {
     Node n;
     n.kind = NodeKind::kOp;
     n.view = ViewKind::kSingle;
-    n.self_is_tensor = true;
     n.self = base;
     n.view_of = base;
     n.layout_parent = base;
@@ -47,8 +48,8 @@ class Builder {
   NodeId select_scatter(NodeId base, NodeId src, Int dim, Int index) {
     Node n;
     n.kind = NodeKind::kOp;
-    n.self_is_tensor = true;
     n.self = base;
+    n.slots = {WriteSlot{base, 0, 0, false}};
     n.scatter_src = src;
     n.scatter.kind = ScatterKind::kSelect;
     n.scatter.ints = {dim, index};
@@ -57,6 +58,56 @@ class Builder {
     n.results.push_back(value(g.new_storage(), g.geometries().at(g.at(base).results[0].geom)));
     return g.add(std::move(n));
   }
+  // auto_functionalized_v2 over `bases` (each cloned unless listed in
+  // `uncloned`), also reading `direct`; returns (node, getitem of each base's
+  // new value). The op itself returns nothing.
+  std::pair<NodeId, std::vector<NodeId>> auto_functionalized(std::vector<NodeId> bases,
+                                                             std::vector<NodeId> direct = {},
+                                                             std::vector<size_t> uncloned = {}) {
+    Node n;
+    n.kind = NodeKind::kAutoFunctionalized;
+    n.operands = direct;
+    for (size_t k = 0; k < bases.size(); ++k) {
+      bool in_place = std::find(uncloned.begin(), uncloned.end(), k) != uncloned.end();
+      const TensorValue& base = g.at(bases[k]).results[0];
+      TensorValue fresh = base;
+      if (!in_place) fresh.storage = g.new_storage();
+      n.results.push_back(fresh);
+      n.slots.push_back(WriteSlot{bases[k], static_cast<int32_t>(k), static_cast<int32_t>(k), in_place});
+      n.operands.push_back(bases[k]);
+    }
+    NodeId node = g.add(std::move(n));
+    std::vector<NodeId> items;
+    for (size_t k = 0; k < bases.size(); ++k) {
+      Node item;
+      item.kind = NodeKind::kGetItem;
+      item.item_of = node;
+      item.item_index = static_cast<int32_t>(k);
+      item.operands = {node};
+      item.results.push_back(g.at(node).results[k]);
+      items.push_back(g.add(std::move(item)));
+    }
+    return {node, items};
+  }
+  NodeId write_back(NodeId input, NodeId value) {
+    Node n;
+    n.kind = NodeKind::kWriteBack;
+    n.self = input;
+    n.written_input = input;
+    n.written_value = value;
+    n.operands = {input, value};
+    n.results.push_back(g.at(input).results[0]);
+    return g.add(std::move(n));
+  }
+  // sym_size(t): reads t's metadata only.
+  NodeId metadata_read(NodeId t) {
+    Node n;
+    n.kind = NodeKind::kOp;
+    n.reads_memory = false;
+    n.operands = {t};
+    return g.add(std::move(n));
+  }
+  Plan plan(PlanOptions options) { return plan_reinplace(g, options); }
   NodeId output(std::vector<NodeId> operands) {
     Node n;
     n.kind = NodeKind::kOutput;
@@ -96,7 +147,7 @@ TEST(Planner, ChainReinplacesEverythingButTheReadOfTheInput) {
   EXPECT_EQ(at(p, r).replacement, a);
   EXPECT_EQ(at(p, m).action, Action::kInplace);
   EXPECT_EQ(at(p, m).replacement, a);  // users of m read a, through r's rewrite
-  EXPECT_EQ(p.num_inplace(), 2);
+  EXPECT_EQ(p.count(Action::kInplace), 2);
 }
 
 // a = clone(x); b = add(a, 1); c = mul(a, 2); return b, c
@@ -272,7 +323,7 @@ TEST(Planner, LongChainIsOneWalk) {
   b.output({prev});
   Plan p = b.plan();
   EXPECT_EQ(p.walks, 1);
-  EXPECT_EQ(p.num_inplace(), 5000);
+  EXPECT_EQ(p.count(Action::kInplace), 5000);
 }
 
 // a = clone(x); r = slice(a, 0, 1, 4); b = add(r, 1); s = as_strided(b, [1], [1], 2); return s
@@ -335,4 +386,185 @@ TEST(Planner, AMovedLayoutShownThroughAComputedResultIsRefused) {
       EXPECT_EQ(at(p, z).action, Action::kInplace);
     }
   }
+}
+
+// ---- write slots: auto_functionalized_v2 bases, graph inputs written back
+
+// a = clone(x); out = afv2(op, bases=[a]); a2 = out[0]; return a2
+// Nothing reads `a` after the node: the op may write `a` itself.
+TEST(Slots, ADeadBaseIsWrittenInPlace) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false);
+  auto [af, items] = b.auto_functionalized({a});
+  b.output({items[0]});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, af).action, Action::kInplace);
+  ASSERT_EQ(at(p, af).slots.size(), 1u);
+  EXPECT_TRUE(at(p, af).slots[0].in_place);
+}
+
+// a = clone(x); out = afv2(bases=[a]); r = add(a, 1); return out[0], r
+TEST(Slots, ABaseReadLaterStaysCloned) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false);
+  auto [af, items] = b.auto_functionalized({a});
+  NodeId r = b.op({a}, {4});
+  b.output({items[0], r});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, af).action, Action::kKeep);
+  EXPECT_EQ(at(p, af).slots[0].reason, Reason::kUsedLater);
+  EXPECT_EQ(at(p, af).slots[0].culprit, r);
+}
+
+// a = clone(x); v = select(a, 0, 0); out = afv2(bases=[a], v): the op would read
+// what it writes.
+TEST(Slots, ABaseAnotherArgumentViewsStaysCloned) {
+  Builder b;
+  NodeId x = b.input({4, 4});
+  NodeId a = b.op({x}, {4, 4}, false);
+  NodeId v = b.view(a, contiguous({4}));
+  auto [af, items] = b.auto_functionalized({a}, {v});
+  b.output({items[0]});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, af).slots[0].reason, Reason::kOperandAliasesSelf);
+  EXPECT_EQ(at(p, af).slots[0].culprit, v);
+}
+
+// a = clone(x); r0 = select(a, 0, 0); r1 = select(a, 0, 1); out = afv2(bases=[r0, r1])
+// Two bases in one buffer, disjoint: both may be written. The same row twice:
+// the second must stay cloned.
+TEST(Slots, BasesInOneBufferAreWrittenOnlyWhereDisjoint) {
+  for (bool same_row : {false, true}) {
+    Builder b;
+    NodeId x = b.input({2, 4});
+    NodeId a = b.op({x}, {2, 4}, false);
+    NodeId r0 = b.view(a, contiguous({4}));
+    NodeId r1 = b.view(a, contiguous({4}, same_row ? 0 : 4));
+    auto [af, items] = b.auto_functionalized({r0, r1});
+    b.output({items[0], items[1]});
+    Plan p = b.plan();
+    EXPECT_TRUE(at(p, af).slots[0].in_place);
+    EXPECT_EQ(at(p, af).slots[1].in_place, !same_row);
+    if (same_row) {
+      EXPECT_EQ(at(p, af).action, Action::kPartialInplace);
+      EXPECT_EQ(at(p, af).slots[1].reason, Reason::kOperandAliasesSelf);
+    }
+  }
+}
+
+// out = afv2(bases=[x]) with x an input the node already writes (as another
+// pass left it); a = clone(y) ... a second base x[...] may not be written too.
+TEST(Slots, ABaseAlreadyWrittenCountsAsAWrite) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false);
+  NodeId alias = b.view(a, contiguous({4}));
+  auto [af, items] = b.auto_functionalized({a, alias}, {}, {0});
+  b.output({items[0], items[1]});
+  Plan p = b.plan();
+  EXPECT_TRUE(at(p, af).slots[0].in_place);
+  EXPECT_EQ(at(p, af).slots[1].reason, Reason::kOperandAliasesSelf);
+  EXPECT_EQ(at(p, af).action, Action::kKeep);
+}
+
+// out = afv2(bases=[x]); copy_(x, out[0]): a custom op mutating the input x;
+// with x written in place the copy_ copies x onto itself and goes.
+TEST(Slots, AnInputWrittenBackIsWrittenInPlaceAndItsCopyGoes) {
+  Builder b;
+  NodeId x = b.input({4});
+  auto [af, items] = b.auto_functionalized({x});
+  NodeId back = b.write_back(x, items[0]);
+  b.output({});
+  Plan p = b.plan();
+  EXPECT_TRUE(at(p, af).slots[0].in_place);
+  EXPECT_EQ(at(p, back).action, Action::kRemoveCopy);
+}
+
+// out = afv2(bases=[x]); r = mul(x, 2); copy_(x, out[0]): x's old value is read
+// before the write-back.
+TEST(Slots, AnInputReadBeforeItsWriteBackStaysCloned) {
+  Builder b;
+  NodeId x = b.input({4});
+  auto [af, items] = b.auto_functionalized({x});
+  NodeId r = b.op({x}, {4});
+  NodeId back = b.write_back(x, items[0]);
+  b.output({r});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, af).slots[0].reason, Reason::kUsedLater);
+  EXPECT_EQ(at(p, af).slots[0].culprit, r);
+  EXPECT_EQ(at(p, back).action, Action::kKeep);
+}
+
+TEST(Slots, AnInputNeverWrittenBackStaysCloned) {
+  Builder b;
+  NodeId x = b.input({4});
+  auto [af, items] = b.auto_functionalized({x});
+  b.output({items[0]});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, af).slots[0].reason, Reason::kInputNotWrittenBack);
+}
+
+// out = afv2(bases=[x]); c = clone(y); copy_(x, c); return out[0]:
+// the write-back replaces x's contents while the new value is still returned.
+TEST(Slots, AResultReadAfterAWriteBackOfSomethingElseStaysCloned) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId y = b.input({4});
+  auto [af, items] = b.auto_functionalized({x});
+  NodeId c = b.op({y}, {4}, false);
+  b.write_back(x, c);
+  NodeId out = b.output({items[0]});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, af).slots[0].reason, Reason::kResultReadAfterWriteBack);
+  EXPECT_EQ(at(p, af).slots[0].culprit, out);
+}
+
+// r = add(x, 1); copy_(x, r): ATen ops write into written-back inputs only
+// when asked (PlanOptions), since the stock pass never does.
+TEST(Slots, TheEpilogueRuleForOpsIsAnOption) {
+  for (bool reuse : {false, true}) {
+    Builder b;
+    NodeId x = b.input({4});
+    NodeId r = b.op({x}, {4});
+    NodeId back = b.write_back(x, r);
+    b.output({});
+    PlanOptions options;
+    options.reuse_written_back_inputs = reuse;
+    Plan p = b.plan(options);
+    EXPECT_EQ(at(p, r).action, reuse ? Action::kInplace : Action::kKeep);
+    EXPECT_EQ(at(p, back).action, reuse ? Action::kRemoveCopy : Action::kKeep);
+    if (!reuse) EXPECT_EQ(at(p, r).reason, Reason::kSelfIsInput);
+  }
+}
+
+// r = add(x, 1); s = relu(r); copy_(x, r): r goes into x, but then relu may not
+// write into r's buffer (x): the write-back still copies r.
+TEST(Slots, AWriteBackReadingAnotherValueOfTheInputBlocksLaterWrites) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId r = b.op({x}, {4});
+  NodeId s = b.op({r}, {4});
+  NodeId back = b.write_back(x, r);
+  b.output({s});
+  PlanOptions options;
+  options.reuse_written_back_inputs = true;
+  Plan p = b.plan(options);
+  EXPECT_EQ(at(p, r).action, Action::kInplace);
+  EXPECT_EQ(at(p, s).reason, Reason::kUsedLater);
+  EXPECT_EQ(at(p, s).culprit, back);
+  EXPECT_EQ(at(p, back).action, Action::kRemoveCopy);
+}
+
+// a = clone(x); r = add(a, 1); n = sym_size(a): reading a's size is no use of its memory.
+TEST(Planner, MetadataReadsDoNotKeepABufferAlive) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false);
+  NodeId r = b.op({a}, {4});
+  b.metadata_read(a);
+  b.output({r});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, r).action, Action::kInplace);
 }

@@ -231,12 +231,12 @@ def test_a_removed_scatter_whose_source_never_landed_is_caught():
 
 
 def test_reinplace_with_check_raises_when_the_pass_goes_wrong(monkeypatch):
-    module = sys.modules["fxinplace.reinplace"]  # the attribute is the function
+    module = sys.modules["fxinplace._reinplace"]
 
     real_apply = module.apply_plan
 
-    def broken_apply(gm, nodes, decisions):
-        real_apply(gm, nodes, decisions)
+    def broken_apply(gm, nodes, plan, afv2_calls):
+        real_apply(gm, nodes, plan, afv2_calls)
         add = _node(gm, aten.add.Tensor)
         add.target = aten.add_.Tensor  # as if the planner forgot mul reads clone
 

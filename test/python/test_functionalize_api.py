@@ -228,7 +228,7 @@ def test_custom_mutable_op_under_symbolic_shapes_is_a_clear_error() -> None:
 def test_model_graph_recorded_by_fxinplace_matches_stock(model: str) -> None:
     # The whole native pipeline on a real model: our functionalization records
     # the graph, our pass re-inplaces it; outputs equal the stock-recorded graph's.
-    from fxinplace import graphs
+    from fxinplace.testing import graphs
 
     make_ours, args = graphs.build(model, functionalize="fxinplace")
     make_stock, _ = graphs.build(model)
@@ -241,7 +241,7 @@ def test_model_graph_recorded_by_fxinplace_matches_stock(model: str) -> None:
 
 
 def test_fxinplace_functionalize_is_only_offered_for_inference_model_graphs() -> None:
-    from fxinplace import graphs
+    from fxinplace.testing import graphs
 
     with pytest.raises(ValueError, match="gpt2/llama inference graphs"):
         graphs.build("gpt2", with_training_step=True, functionalize="fxinplace")

@@ -11,7 +11,8 @@ from torch.fx import GraphModule
 
 import fxinplace
 from fxinplace._check import check_reinplaced, copy_functional
-from fxinplace.reinplace import ReinplaceReport, _reinplace_report
+from fxinplace._reinplace import _reinplace_report
+from fxinplace._report import ReinplaceReport
 
 
 def reinplace(gm: GraphModule, *sample_args: Any) -> GraphModule:

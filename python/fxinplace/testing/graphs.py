@@ -34,7 +34,9 @@ __all__ = [
     "build",
     "chain_graph",
     "gpt2_graph",
+    "gpt2_program",
     "llama_graph",
+    "llama_program",
     "trace_chain",
     "trace_view_mutation",
     "view_mutation_graph",
@@ -232,7 +234,8 @@ def view_mutation_graph(n_nodes: int) -> GraphBuilder:
 
 def _model_graph(
     model: torch.nn.Module, input_ids: torch.Tensor, *, training_step: bool, functionalize: str = "stock"
-) -> GraphBuilder:
+) -> tuple[Callable[[], GraphModule], tuple, Callable[..., Any]]:
+    """(fresh copies of the graph, sample args, the eager program it was traced from)."""
     model.eval()
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     names = list(state)
@@ -269,7 +272,7 @@ def _model_graph(
     sample_args = tuple(t.detach().clone() for t in state.values()) + (input_ids,)
     with torch.no_grad() if not training_step else _nullcontext():
         gm = _functional_trace(fn, *sample_args, functionalize=functionalize)
-    return _fresh(gm), sample_args
+    return _fresh(gm), sample_args, fn
 
 
 class _nullcontext:
@@ -284,10 +287,22 @@ def _input_ids(vocab_size: int, seq_len: int = 16) -> torch.Tensor:
     return torch.randint(0, vocab_size, (1, seq_len), generator=torch.Generator().manual_seed(0))
 
 
-def gpt2_graph(
-    *, with_training_step: bool = False, seq_len: int = 16, functionalize: str = "stock"
-) -> GraphBuilder:
+def gpt2_graph(**kwargs: Any) -> GraphBuilder:
     """GPT-2 (2 layers, 64 wide, 4 heads, vocab 128) with random weights; input_ids (1, seq_len)."""
+    make_gm, args, _ = gpt2_program(**kwargs)
+    return make_gm, args
+
+
+def llama_graph(**kwargs: Any) -> GraphBuilder:
+    """Llama (2 layers, 64 wide, 4 heads / 2 KV heads, vocab 128) with random weights."""
+    make_gm, args, _ = llama_program(**kwargs)
+    return make_gm, args
+
+
+def gpt2_program(
+    *, with_training_step: bool = False, seq_len: int = 16, functionalize: str = "stock"
+) -> tuple[Callable[[], GraphModule], tuple, Callable[..., Any]]:
+    """gpt2_graph, and the eager program it was traced from."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
@@ -311,10 +326,10 @@ def gpt2_graph(
     )
 
 
-def llama_graph(
+def llama_program(
     *, with_training_step: bool = False, seq_len: int = 16, functionalize: str = "stock"
-) -> GraphBuilder:
-    """Llama (2 layers, 64 wide, 4 heads / 2 KV heads, vocab 128) with random weights."""
+) -> tuple[Callable[[], GraphModule], tuple, Callable[..., Any]]:
+    """llama_graph, and the eager program it was traced from."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
@@ -339,6 +354,7 @@ def llama_graph(
 
 
 MODELS: dict[str, Callable[..., GraphBuilder]] = {"gpt2": gpt2_graph, "llama": llama_graph}
+PROGRAMS: dict[str, Callable[..., tuple]] = {"gpt2": gpt2_program, "llama": llama_program}
 
 
 def build(

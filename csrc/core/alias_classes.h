@@ -1,0 +1,64 @@
+// The planner's one alias model: storages grouped into classes that share
+// memory (union-find), each class summarising who reads it and when. Classes
+// only ever merge: when a rewrite makes one buffer hold another's value.
+#pragma once
+
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "graph_ir.h"
+#include "union_find.h"
+
+namespace fxinplace::core {
+
+struct AliasClass {
+  // Graph inputs and constants in the class (memory the caller owns).
+  int32_t inputs = 0;
+  bool has_constant = false;
+  // Latest node that reads the class and is neither a view of it nor a scatter.
+  NodeId last_read = kNoNode;
+  // Scatters that read the class, ascending; those before `pruned` are behind
+  // the walk and never matter again.
+  std::vector<NodeId> scatter_reads;
+  size_t pruned = 0;
+  // (geometry of a view's base, geometry of the view) for every view whose
+  // memory is in the class: a scatter that inverts one of them is not a read.
+  std::unordered_set<uint64_t> view_pairs;
+  // The storages in the class: the epilogue rule asks for the first read of
+  // an input's class after a point (input classes are small).
+  std::vector<StorageId> members;
+  // A graph output returns memory of the class.
+  bool returned = false;
+  // Write-backs into the class (functionalization's copy_ into an input), ascending.
+  std::vector<NodeId> write_backs;
+  bool is_input() const { return inputs > 0 || has_constant; }
+};
+
+class AliasClasses {
+ public:
+  explicit AliasClasses(const Graph& g);
+
+  StorageId root(StorageId s) { return storages_.find(s); }
+  AliasClass& of(StorageId s) { return classes_[static_cast<size_t>(root(s))]; }
+  void merge(StorageId a, StorageId b);
+  // The first node after `after` that reads the class's memory (views and
+  // write-backs do not read), or kNoNode.
+  NodeId first_read_after(StorageId s, NodeId after);
+  // The first write-back into the class after `after`, or kNoNode.
+  NodeId first_write_back_after(StorageId s, NodeId after);
+
+  static uint64_t pair_key(GeomId base, GeomId view) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(base)) << 32) | static_cast<uint32_t>(view);
+  }
+
+ private:
+  void record_use(const Graph& g, NodeId user, StorageId s);
+
+  UnionFind storages_;
+  std::vector<AliasClass> classes_;
+  // Every read of each storage, ascending (for first_read_after).
+  std::vector<std::vector<NodeId>> reads_;
+};
+
+}  // namespace fxinplace::core

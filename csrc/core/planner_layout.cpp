@@ -1,0 +1,224 @@
+// Where moved memory lands, and who would notice: re-inplacing gives a
+// result its buffer's layout, which views of it, results computed from it and
+// graph outputs may show. Also where each node's memory really is once earlier
+// rewrites moved it (effective_geom), for the overlap checks.
+#include <utility>
+
+#include "planner_walk.h"
+
+namespace fxinplace::core {
+
+namespace {
+
+// `offset` moved by as much as its parent moved from `from` to `to`.
+std::optional<Extent> shift(const Extent& offset, const Extent& from, const Extent& to) {
+  if (from == to) return offset;
+  if (!offset.is_known() || !from.is_known() || !to.is_known()) return std::nullopt;
+  auto distance = checked_add(offset.value(), -from.value());
+  auto moved = distance && from.value() != INT64_MIN ? checked_add(to.value(), *distance) : std::nullopt;
+  if (!moved) return std::nullopt;
+  return Extent(*moved);
+}
+
+}  // namespace
+
+// For each node: the strongest layout dependence among the tensors that view
+// or address its memory, transitively; and those tensors, for the full walk.
+void Walk::summarise_layout_uses() {
+  layout_needs_.assign(g_.size(), LayoutUse::kLogical);
+  layout_children_.assign(g_.size(), {});
+  for (NodeId u = static_cast<NodeId>(g_.size()) - 1; u >= 0; --u) {
+    const Node& user = g_.at(u);
+    if (user.layout_parent == kNoNode) continue;
+    auto parent = static_cast<size_t>(user.layout_parent);
+    layout_children_[parent].push_back(u);
+    LayoutUse need = std::max(user.layout_use, layout_needs_[static_cast<size_t>(u)]);
+    layout_needs_[parent] = std::max(layout_needs_[parent], need);
+  }
+  summarise_computed_layouts();
+}
+
+// Re-inplacing gives a result `self`'s layout. Views of it are followed
+// exactly by layout_change_is_visible; this covers everything else: a result
+// computed from it (a pointwise op's output takes its input's layout) that is
+// returned or reaches a layout-dependent view.
+//
+//   z = masked_scatter(y, m, s)   # functional: contiguous; in place: y's (transposed) layout
+//   w = mul(z, 2)                 # w follows z's layout
+//   v = view(w, [-1])             # fails on the transposed layout
+//
+// layout_reaches_[n]: n's layout may show through a computed result. One
+// backward walk: consumers come after what they read. A scatter's output is
+// laid out like its base, so reading a tensor as the scatter's source does
+// not pass its layout on.
+void Walk::summarise_computed_layouts() {
+  layout_reaches_.assign(g_.size(), false);
+  for (NodeId c = static_cast<NodeId>(g_.size()) - 1; c >= 0; --c) {
+    const Node& consumer = g_.at(c);
+    auto ci = static_cast<size_t>(c);
+    bool consumer_shows =
+        consumer.kind == NodeKind::kOutput || layout_reaches_[ci] || layout_needs_[ci] != LayoutUse::kLogical;
+    for (NodeId op : consumer.operands) {
+      auto oi = static_cast<size_t>(op);
+      if (consumer.layout_parent == op) {
+        // A view of `op` (or as_strided_scatter addressing it): its own layout
+        // needs are followed exactly elsewhere; what is computed from it is not.
+        layout_reaches_[oi] =
+            layout_reaches_[oi] || layout_reaches_[ci] || consumer.kind == NodeKind::kOutput;
+      } else if (consumer.scatter.kind != ScatterKind::kNone && consumer.scatter_src == op &&
+                 consumer.self != op) {
+        continue;
+      } else {
+        layout_reaches_[oi] = layout_reaches_[oi] || consumer_shows;
+      }
+    }
+  }
+}
+
+// Does moving `moved`'s result into `home` give it another layout (strides of
+// dims that may hold more than one element)? Unknown counts as yes.
+bool Walk::layout_differs(NodeId moved, NodeId home) {
+  auto to = effective_geom(home);
+  if (!to) return true;
+  return !own_geom(moved).same_layout(*to);
+}
+
+// Would anything notice that `moved`'s value now lives in `home`'s layout?
+// Walks the tensors that view or address its memory, working out where each
+// lands; visible as soon as one cannot land (a reshape the new layout cannot
+// express, as_strided on moved memory, a view assumed stride-dependent).
+bool Walk::layout_change_is_visible(NodeId moved, NodeId home) {
+  if (layout_needs_[static_cast<size_t>(moved)] == LayoutUse::kLogical) return false;
+  const TensorValue* from = value(moved);
+  auto to = effective_geom(home);
+  if (!from || !to) return true;
+  const Geometry& old_geom = g_.geometries().at(from->geom);
+  if (old_geom.sizes != to->sizes) return true;
+  struct Pending {
+    NodeId node;
+    Geometry old_parent, new_parent;
+  };
+  std::vector<Pending> pending;
+  for (NodeId c : layout_children_[static_cast<size_t>(moved)]) pending.push_back({c, old_geom, *to});
+  while (!pending.empty()) {
+    Pending p = std::move(pending.back());
+    pending.pop_back();
+    if (p.old_parent == p.new_parent) continue;
+    auto landed = derive_geom(p.node, p.old_parent, p.new_parent);
+    if (!landed) return true;
+    const Geometry& own = g_.geometries().at(value(p.node)->geom);
+    for (NodeId c : layout_children_[static_cast<size_t>(p.node)]) pending.push_back({c, own, *landed});
+  }
+  return false;
+}
+
+// Where view-like node `u` lands when its parent moves from `old_parent` to
+// `new_parent` (same logical tensor, other layout); nullopt if it cannot.
+std::optional<Geometry> Walk::derive_geom(NodeId u, const Geometry& old_parent, const Geometry& new_parent) {
+  const Node& node = g_.at(u);
+  const TensorValue* v = value(u);
+  if (!v || !aliases_parent(u)) return std::nullopt;  // as_strided_scatter into moved memory
+  const Geometry& own = g_.geometries().at(v->geom);
+  switch (node.layout_use) {
+    case LayoutUse::kLogical:
+      return relocate_view(own, old_parent, new_parent);
+    case LayoutUse::kReshape: {
+      auto strides = reshape_strides(new_parent, own.sizes);
+      auto offset = shift(own.offset, old_parent.offset, new_parent.offset);
+      if (!strides || !offset) return std::nullopt;
+      Geometry g = own;
+      g.strides = std::move(*strides);
+      g.offset = *offset;
+      return g;
+    }
+    case LayoutUse::kStrides: {
+      Geometry same_place = old_parent;
+      same_place.offset = new_parent.offset;
+      auto offset = shift(own.offset, old_parent.offset, new_parent.offset);
+      if (!same_place.same_elements(new_parent) || !offset) return std::nullopt;
+      Geometry g = own;
+      g.offset = *offset;
+      return g;
+    }
+    case LayoutUse::kAbsolute:
+      break;
+  }
+  return std::nullopt;
+}
+
+// The geometry scatter `sc`'s view has when its base lies as `base`: what
+// the frontend recorded for the scatter's own base (exact even for symbolic
+// geometry), else a replay of the view (known geometries only).
+std::optional<Geometry> Walk::inverted_view(const Node& sc, const Geometry& base) const {
+  const auto& recorded = sc.scatter.view_on_recorded_base;
+  if (recorded && value(sc.self) && own_geom(sc.self) == base) return *recorded;
+  return replay_view(sc.scatter, base);
+}
+
+// A view-like node shares its layout parent's storage; a consumer such as
+// as_strided_scatter does not.
+bool Walk::aliases_parent(NodeId u) const {
+  NodeId p = g_.at(u).layout_parent;
+  const TensorValue* mine = value(u);
+  const TensorValue* theirs = p == kNoNode ? nullptr : value(p);
+  return mine && theirs && mine->storage == theirs->storage;
+}
+
+// An operand in self's storage class is harmless when, where the tensors
+// really live after the rewrites so far, it touches none of self's elements,
+// or when the op is elementwise and it is exactly self's elements (each
+// element is read before it is written). ATen itself rejects the latter at
+// run time when both are dense and the strides differ, even on size-1 dims
+// (it calls that a partial overlap), so those stay out of place; with
+// symbolic geometry only identical layouts count.
+bool Walk::operand_is_harmless(NodeId operand, NodeId self, bool elementwise) {
+  auto a = effective_geom(operand);
+  auto b = effective_geom(self);
+  if (!a || !b) return false;
+  if (!a->may_overlap(*b)) return true;
+  if (!elementwise) return false;
+  if (*a == *b) return true;
+  if (!a->is_known() || !b->is_known()) return false;
+  return a->same_elements(*b) && !(a->non_overlapping_and_dense() && b->non_overlapping_and_dense());
+}
+
+// Where a node's memory really is in the rewritten graph. A rewritten node
+// (re-inplaced op, removed or copied scatter) now is its replacement's
+// tensor; a view of a moved tensor lands as derive_geom says. nullopt when
+// that cannot be worked out (the planner then stays cautious).
+std::optional<Geometry> Walk::effective_geom(NodeId n) {
+  // Iterative (view chains can be long): climb to a node whose memory did not
+  // move, then come back down, re-deriving each step's geometry.
+  std::vector<NodeId> path;
+  NodeId cur = n;
+  while (true) {
+    if (!value(cur)) return std::nullopt;
+    NodeId up = rep(cur);
+    if (up == cur) {
+      up = g_.at(cur).layout_parent;
+      if (up == kNoNode || !aliases_parent(cur)) break;
+    }
+    path.push_back(cur);
+    cur = up;
+  }
+  Geometry g = own_geom(cur);
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    NodeId child = *it;
+    const Geometry& child_own = own_geom(child);
+    if (rep(child) != child) {  // a rewritten node is its replacement's tensor
+      if (g.sizes != child_own.sizes) return std::nullopt;
+      continue;
+    }
+    const Geometry& before = own_geom(g_.at(child).layout_parent);
+    if (g == before) {
+      g = child_own;
+      continue;
+    }
+    auto landed = derive_geom(child, before, g);
+    if (!landed) return std::nullopt;
+    g = std::move(*landed);
+  }
+  return g;
+}
+
+}  // namespace fxinplace::core

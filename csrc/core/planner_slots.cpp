@@ -1,0 +1,236 @@
+// Write slots: the checks every rule's write into an existing buffer passes,
+// and the rules that are about buffers rather than operators.
+//
+// auto_functionalized_v2 (a custom op that mutates its arguments, functionalized):
+//
+//   out = auto_functionalized_v2(op, _all_bases=[a, b], ...)   # clones a and b, runs op on the clones
+//   a2, b2 = out[1], out[2]                                       # the bases' new values
+//
+// Base `a` need not be cloned when nothing reads `a`'s old contents after the
+// node (nor the op itself through another argument): the op then writes `a`
+// and users of `a2` read `a`. Per base, the same checks as `foo` -> `foo_`.
+//
+// Graph inputs written back (the epilogue rule):
+//
+//   r = foo(x)            # x: a graph input
+//   ...                   # nothing reads x
+//   copy_(x, r)           # functionalization's write-back
+//
+// may compute `r` in x's memory: x's old contents are never read again (the
+// write-back overwrites them anyway), and the copy_ then copies x onto itself
+// and goes. Where the write-back copies another value, `r` must not be read
+// after it. On for auto_functionalized_v2 bases; for ATen ops by PlanOptions.
+#include <algorithm>
+
+#include "planner_walk.h"
+
+namespace fxinplace::core {
+
+std::optional<Decision> Walk::check_write(NodeId i, const WriteSlot& slot, NodeId holder, bool elementwise) {
+  const Node& node = g_.at(i);
+  NodeId target = rep(slot.target);
+  const TensorValue* tv = value(target);
+  if (!tv) return refuse(Reason::kNotCandidate);
+  AliasClass& c = classes_.of(tv->storage);
+  bool written_back = false;
+  if (c.is_input()) {
+    bool may_reuse = node.kind == NodeKind::kAutoFunctionalized || options_.reuse_written_back_inputs;
+    if (c.has_constant || !may_reuse) return refuse(Reason::kSelfIsInput);
+    if (auto refused = check_input_written_back(i, target, holder)) return refused;
+    written_back = true;
+  }
+  if (auto refused = check_other_operands(i, slot, elementwise)) return refused;
+  // An input written back is read, after the write-back, as the value copied
+  // into it; check_input_written_back covered everything before.
+  if (!written_back && c.last_read > i) return refuse(Reason::kUsedLater, c.last_read);
+  return std::nullopt;
+}
+
+std::optional<Decision> Walk::check_input_written_back(NodeId i, NodeId target, NodeId holder) {
+  if (g_.at(target).kind != NodeKind::kInput) return refuse(Reason::kSelfIsInput);
+  StorageId s = value(target)->storage;
+  if (classes_.of(s).inputs != 1) return refuse(Reason::kInputShared);
+  NodeId back = classes_.first_write_back_after(s, i);
+  if (back == kNoNode) return refuse(Reason::kInputNotWrittenBack);
+  const Node& write_back = g_.at(back);
+  // A resize_ / as_strided_ write-back first: the input changes shape before
+  // the copy_, which the result would have to follow. Not taken.
+  if (write_back.self != target || write_back.written_value == kNoNode)
+    return refuse(Reason::kUsedLater, back);
+  bool copies_the_result = write_back.written_value == holder;
+  // Nothing may read the input's memory before the write-back; the
+  // write-back itself reads it only when it copies another value that lives
+  // there (a value this write would clobber).
+  NodeId read = classes_.first_read_after(s, i);
+  if (read != kNoNode && (read < back || (read == back && !copies_the_result)))
+    return refuse(Reason::kUsedLater, read);
+  const TensorValue* result = holder == kNoNode ? nullptr : value(holder);
+  if (!result) return std::nullopt;
+  AliasClass& result_class = classes_.of(result->storage);
+  // Reads after a write-back that copies the result itself (which then goes)
+  // still see the result; but returning it would now return the input's
+  // memory, an output aliasing an input the functional graph did not have.
+  if (copies_the_result && !result_class.returned) return std::nullopt;
+  if (result_class.last_read > back) return refuse(Reason::kResultReadAfterWriteBack, result_class.last_read);
+  return std::nullopt;
+}
+
+// The node's other operands while it writes the slot: one occurrence of each
+// slot's own target is the buffer itself (for auto_functionalized_v2, a base
+// still cloned is read through its clone, taken before anything is written);
+// everything else must not touch the buffer's elements (elementwise ops may
+// read exactly them); nor may a buffer another slot of the node writes.
+std::optional<Decision> Walk::check_other_operands(NodeId i, const WriteSlot& slot, bool elementwise) {
+  const Node& node = g_.at(i);
+  NodeId me = rep(slot.target);
+  StorageId my_class = classes_.root(value(me)->storage);
+  std::vector<NodeId> slot_targets;
+  for (const WriteSlot& s : node.slots) slot_targets.push_back(s.target);
+  const Decision& so_far = decisions_[static_cast<size_t>(i)];
+  for (size_t k = 0; k < node.slots.size(); ++k) {
+    const WriteSlot& other = node.slots[k];
+    if (&other == &slot) continue;
+    bool writes = other.already_in_place || (k < so_far.slots.size() && so_far.slots[k].in_place);
+    NodeId theirs = rep(other.target);
+    const TensorValue* v = value(theirs);
+    if (writes && v && classes_.root(v->storage) == my_class && !operand_is_harmless(theirs, me, false))
+      return refuse(Reason::kOperandAliasesSelf, other.target);
+  }
+  for (NodeId op : node.operands) {
+    auto found = std::find(slot_targets.begin(), slot_targets.end(), op);
+    if (found != slot_targets.end()) {
+      slot_targets.erase(found);
+      continue;
+    }
+    NodeId other = rep(op);
+    if (other == me) return refuse(Reason::kSelfRepeated, op);
+    for (const TensorValue& v : g_.at(other).results) {
+      if (classes_.root(v.storage) != my_class) continue;
+      if (operand_is_harmless(other, me, elementwise)) continue;
+      return refuse(Reason::kOperandAliasesSelf, op);
+    }
+  }
+  return std::nullopt;
+}
+
+NodeId Walk::holder_of(NodeId i, const WriteSlot& slot) const {
+  if (g_.at(i).kind != NodeKind::kAutoFunctionalized) return i;
+  for (const auto& [index, getitem] : items_[static_cast<size_t>(i)])
+    if (index == slot.item) return getitem;
+  return kNoNode;  // the new value is never used
+}
+
+void Walk::accept(const WriteSlot& slot, NodeId holder, StorageId result_storage) {
+  NodeId target = rep(slot.target);
+  if (holder != kNoNode) {
+    rep_[static_cast<size_t>(holder)] = target;
+    // A second getitem of the same item (FX does not dedupe them) reads it too.
+    if (holder != slot.target && g_.at(holder).kind == NodeKind::kGetItem) {
+      for (const auto& [index, getitem] : items_[static_cast<size_t>(g_.at(holder).item_of)])
+        if (index == slot.item) rep_[static_cast<size_t>(getitem)] = target;
+    }
+  }
+  if (result_storage >= 0) classes_.merge(value(target)->storage, result_storage);
+}
+
+void Walk::decide_cloned_bases(NodeId i) {
+  const Node& node = g_.at(i);
+  Decision& out = decisions_[static_cast<size_t>(i)];
+  out.slots.assign(node.slots.size(), SlotDecision{});
+  const SlotDecision* first_refusal = nullptr;
+  bool any_new = false;
+  struct Accepted {
+    size_t slot;
+    NodeId holder;
+    StorageId storage;
+  };
+  std::vector<Accepted> accepted;
+  std::vector<NodeId> scatters;
+  for (size_t k = 0; k < node.slots.size(); ++k) {
+    const WriteSlot& slot = node.slots[k];
+    SlotDecision& d = out.slots[k];
+    if (slot.already_in_place) {
+      d = {true, Reason::kDone, kNoNode};
+      continue;
+    }
+    auto refuse_slot = [&](const Decision& why) {
+      d = {false, why.reason, why.culprit};
+      if (!first_refusal) first_refusal = &d;
+    };
+    NodeId target = rep(slot.target);
+    const TensorValue* tv = value(target);
+    const TensorValue* result = g_.result(i, slot.result);
+    if (!tv || !result) {
+      refuse_slot(refuse(Reason::kNotCandidate));
+      continue;
+    }
+    if (result->dtype != tv->dtype) {
+      refuse_slot(refuse(Reason::kMetadataMismatch));
+      continue;
+    }
+    if (result->shape != tv->shape) {
+      refuse_slot(refuse(Reason::kShapeMismatch));
+      continue;
+    }
+    if (g_.geometries().at(tv->geom).has_internal_overlap()) {
+      refuse_slot(refuse(Reason::kSelfOverlaps));
+      continue;
+    }
+    NodeId holder = holder_of(i, slot);
+    if (auto refused = check_write(i, slot, holder, /*elementwise=*/false)) {
+      refuse_slot(*refused);
+      continue;
+    }
+    std::vector<NodeId> removable;
+    if (auto refused = check_pending_scatters(i, tv->storage, removable)) {
+      refuse_slot(*refused);
+      continue;
+    }
+    if (holder != kNoNode &&
+        (layout_change_is_visible(holder, target) ||
+         (layout_reaches_[static_cast<size_t>(holder)] && layout_differs(holder, target)))) {
+      refuse_slot(refuse(Reason::kLayoutSensitiveUse));
+      continue;
+    }
+    d = {true, Reason::kDone, kNoNode};
+    any_new = true;
+    accepted.push_back({k, holder, result->storage});
+    scatters.insert(scatters.end(), removable.begin(), removable.end());
+  }
+  // Merged only now: every base was checked against what reads it after the
+  // node, not against the other bases' new values (which check_other_operands
+  // proved live in memory disjoint from it).
+  for (const Accepted& a : accepted) accept(node.slots[a.slot], a.holder, a.storage);
+  for (NodeId j : scatters) remove_scatter(j);
+  // No base left to clone: the node can become a direct call of the op.
+  out.action = !first_refusal ? Action::kInplace : any_new ? Action::kPartialInplace : Action::kKeep;
+  out.reason = first_refusal ? first_refusal->reason : Reason::kDone;
+  out.culprit = first_refusal ? first_refusal->culprit : kNoNode;
+}
+
+// copy_(input, value) where `value` now lives exactly in `input`'s memory
+// (the epilogue rule, or an auto_functionalized_v2 base mutated in place):
+// the copy would copy it onto itself.
+void Walk::decide_write_back(NodeId i) {
+  const Node& node = g_.at(i);
+  if (node.written_value == kNoNode || node.self != node.written_input) return;
+  NodeId dst = rep(node.self);
+  NodeId src = rep(node.written_value);
+  bool same = src == dst;
+  if (!same) {
+    const TensorValue* a = value(src);
+    const TensorValue* b = value(dst);
+    if (a && b && a->dtype == b->dtype && classes_.root(a->storage) == classes_.root(b->storage)) {
+      auto ga = effective_geom(src);
+      auto gb = effective_geom(dst);
+      same = ga && gb && ga->same_elements(*gb);
+    }
+  }
+  if (!same) return;
+  Decision& out = decisions_[static_cast<size_t>(i)];
+  out.action = Action::kRemoveCopy;
+  out.reason = Reason::kDone;
+  out.replacement = node.self;
+}
+
+}  // namespace fxinplace::core

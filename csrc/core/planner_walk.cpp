@@ -1,0 +1,184 @@
+// The walk, and the rules for ATen ops: `foo(self, ...)` -> `foo_(self, ...)`
+// and `x_scatter(base, src, ...)` -> `view(base, ...).copy_(src)`, and the
+// removal of scatters whose write already happened in place.
+#include "planner_walk.h"
+
+#include <algorithm>
+
+namespace fxinplace::core {
+
+Walk::Walk(const Graph& g, const PlanOptions& options, const std::vector<bool>& kept_scatters)
+    : g_(g),
+      options_(options),
+      kept_(kept_scatters),
+      classes_(g),
+      rep_(g.size()),
+      decisions_(g.size()),
+      items_(g.size()) {
+  for (size_t i = 0; i < g.size(); ++i) {
+    rep_[i] = static_cast<NodeId>(i);
+    const Node& n = g.at(static_cast<NodeId>(i));
+    if (n.kind == NodeKind::kGetItem && n.item_of != kNoNode)
+      items_[static_cast<size_t>(n.item_of)].emplace_back(n.item_index, static_cast<NodeId>(i));
+  }
+  summarise_layout_uses();
+}
+
+void Walk::run() {
+  for (NodeId i = 0; i < static_cast<NodeId>(g_.size()); ++i) decide(i);
+}
+
+Decision Walk::refuse(Reason r, NodeId culprit) const {
+  Decision d;
+  d.reason = r;
+  d.culprit = culprit;
+  return d;
+}
+
+void Walk::decide(NodeId i) {
+  const Node& node = g_.at(i);
+  // A scatter already removed on behalf of an earlier op stays removed.
+  if (decisions_[static_cast<size_t>(i)].action == Action::kRemoveScatter) return;
+  switch (node.kind) {
+    case NodeKind::kAutoFunctionalized:
+      decide_cloned_bases(i);
+      return;
+    case NodeKind::kWriteBack:
+      decide_write_back(i);
+      return;
+    case NodeKind::kOp:
+      if (node.view != ViewKind::kNone) {
+        decisions_[static_cast<size_t>(i)] = refuse(Reason::kView);
+        return;
+      }
+      if (!node.slots.empty()) decide_op(i);
+      return;
+    default:
+      return;
+  }
+}
+
+// Metadata checks for swapping `foo` for `foo_`: the result must be exactly
+// what `self` can hold.
+Decision Walk::check_op_metadata(const Node& node, const TensorValue& self) const {
+  bool is_scatter = node.scatter.kind != ScatterKind::kNone;
+  if (!is_scatter && !node.has_inplace) return refuse(Reason::kNoInplaceVariant);
+  if (node.is_resize) return Decision{};
+  const TensorValue* result = node.results.size() == 1 ? &node.results[0] : nullptr;
+  if (!result) return refuse(Reason::kResultNotSingleTensor);
+  if (result->dtype != self.dtype) return refuse(Reason::kMetadataMismatch);
+  if (result->shape != self.shape) return refuse(Reason::kShapeMismatch);
+  if (g_.geometries().at(self.geom).has_internal_overlap()) return refuse(Reason::kSelfOverlaps);
+  return Decision{};
+}
+
+void Walk::decide_op(NodeId i) {
+  const Node& node = g_.at(i);
+  const WriteSlot& slot = node.slots.front();
+  NodeId self_node = rep(slot.target);
+  const TensorValue* self = value(self_node);
+  if (!self) return;
+  Decision& out = decisions_[static_cast<size_t>(i)];
+  Decision local = check_op_metadata(node, *self);
+  if (local.reason != Reason::kNotCandidate) {
+    out = local;
+    return;
+  }
+  if (auto refused = check_write(i, slot, i, node.pointwise)) {
+    out = *refused;
+    return;
+  }
+  std::vector<NodeId> removable;
+  if (auto refused = check_pending_scatters(i, self->storage, removable)) {
+    out = *refused;
+    return;
+  }
+  if (layout_change_is_visible(i, self_node) ||
+      (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, self_node))) {
+    out = refuse(Reason::kLayoutSensitiveUse);
+    return;
+  }
+  out.action = node.scatter.kind != ScatterKind::kNone ? Action::kScatterToCopy : Action::kInplace;
+  out.reason = Reason::kDone;
+  out.replacement = self_node;
+  accept(slot, i, node.results.empty() ? kNoNode : node.results[0].storage);
+  for (NodeId j : removable) remove_scatter(j);
+}
+
+// Scatters still ahead that read `s`'s class: each must write back exactly a
+// view of the class (then it becomes a no-op once that view is written in
+// place, and is removed), or the write is refused.
+std::optional<Decision> Walk::check_pending_scatters(NodeId i, StorageId s, std::vector<NodeId>& removable) {
+  AliasClass& c = classes_.of(s);
+  while (c.pruned < c.scatter_reads.size() && c.scatter_reads[c.pruned] <= i) ++c.pruned;
+  for (size_t k = c.pruned; k < c.scatter_reads.size(); ++k) {
+    NodeId j = c.scatter_reads[k];
+    bool merged_in = false;
+    for (const TensorValue& v : g_.at(j).results)
+      merged_in = merged_in || classes_.root(v.storage) == classes_.root(s);
+    if (merged_in) continue;
+    if (!inverts_a_view(j, s)) {
+      Reason why = kept_[static_cast<size_t>(j)] ? Reason::kScatterUnproven : Reason::kUsedLater;
+      return refuse(why, j);
+    }
+    removable.push_back(j);
+  }
+  return std::nullopt;
+}
+
+// Does scatter `j` write back exactly a view some member of class `s` was
+// taken as? Then, once that view was written in place, `j` is a no-op.
+bool Walk::inverts_a_view(NodeId j, StorageId s) {
+  const Node& sc = g_.at(j);
+  if (kept_[static_cast<size_t>(j)] || sc.self == kNoNode) return false;
+  if (layout_change_is_visible(j, rep(sc.self))) return false;
+  const TensorValue* base = value(rep(sc.self));
+  if (!base) return false;
+  auto replay = inverted_view(sc, g_.geometries().at(base->geom));
+  if (!replay) return false;
+  GeomId view = g_.geometries().lookup(*replay);
+  return view != kNoGeom && classes_.of(s).view_pairs.count(AliasClasses::pair_key(base->geom, view)) > 0;
+}
+
+// The scatter's users read its base from now on, so its storage joins the
+// base's class: every later read of the scatter's result (and every view of
+// it) is a read of the base's memory.
+void Walk::remove_scatter(NodeId j) {
+  Decision& d = decisions_[static_cast<size_t>(j)];
+  const Node& sc = g_.at(j);
+  NodeId base = rep(sc.self);
+  d.action = Action::kRemoveScatter;
+  d.reason = Reason::kDone;
+  d.replacement = base;
+  rep_[static_cast<size_t>(j)] = base;
+  const TensorValue* mine = value(j);
+  const TensorValue* base_value = value(base);
+  if (mine && base_value) classes_.merge(base_value->storage, mine->storage);
+}
+
+// A removed scatter is only a no-op if, in the rewritten graph, its source
+// already is the very memory it would write: same class as its base and
+// exactly the geometry the inverted view has there. The stock pass assumes
+// this from geometry alone; we check it, and keep any scatter where it fails.
+std::vector<NodeId> Walk::unsound_removals() {
+  std::vector<NodeId> bad;
+  for (NodeId j = 0; j < static_cast<NodeId>(g_.size()); ++j) {
+    const Node& sc = g_.at(j);
+    if (decisions_[static_cast<size_t>(j)].action != Action::kRemoveScatter) continue;
+    NodeId base_node = rep(sc.self);
+    NodeId src_node = sc.scatter_src == kNoNode ? kNoNode : rep(sc.scatter_src);
+    const TensorValue* base = value(base_node);
+    const TensorValue* src = src_node == kNoNode ? nullptr : value(src_node);
+    bool ok = base && src && classes_.root(base->storage) == classes_.root(src->storage);
+    if (ok) {
+      auto base_geom = effective_geom(base_node);
+      auto src_geom = effective_geom(src_node);
+      auto replay = base_geom ? inverted_view(sc, *base_geom) : std::nullopt;
+      ok = replay && src_geom && replay->same_elements(*src_geom);
+    }
+    if (!ok) bad.push_back(j);
+  }
+  return bad;
+}
+
+}  // namespace fxinplace::core

@@ -1,0 +1,82 @@
+// The planner's one forward walk (internal to the core; see reinplace_planner.h).
+// Split by concern over three files:
+//   planner_walk.cpp    the walk, ops (foo -> foo_) and scatters, the verifier
+//   planner_slots.cpp   write slots shared by every rule: buffers written into
+//                       (auto_functionalized_v2 bases), graph inputs written
+//                       back by the program (the epilogue rule), write-backs
+//   planner_layout.cpp  where moved memory lands, and who would notice
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "alias_classes.h"
+#include "decision.h"
+#include "graph_ir.h"
+#include "reinplace_planner.h"
+
+namespace fxinplace::core {
+
+class Walk {
+ public:
+  Walk(const Graph& g, const PlanOptions& options, const std::vector<bool>& kept_scatters);
+
+  void run();
+  const std::vector<Decision>& decisions() const { return decisions_; }
+  // Removed scatters that the verifier cannot prove to be no-ops.
+  std::vector<NodeId> unsound_removals();
+
+ private:
+  // ---- planner_walk.cpp
+  void decide(NodeId i);
+  void decide_op(NodeId i);
+  Decision refuse(Reason r, NodeId culprit = kNoNode) const;
+  Decision check_op_metadata(const Node& node, const TensorValue& self) const;
+  std::optional<Decision> check_pending_scatters(NodeId i, StorageId s, std::vector<NodeId>& removable);
+  bool inverts_a_view(NodeId j, StorageId s);
+  void remove_scatter(NodeId j);
+
+  // ---- planner_slots.cpp
+  // The checks every write into `target` at node `i` must pass, whatever the
+  // rule: the buffer is free (not read later, not an input unless written
+  // back), no other operand reads it while it is written. nullopt: all pass.
+  std::optional<Decision> check_write(NodeId i, const WriteSlot& slot, NodeId holder, bool elementwise);
+  std::optional<Decision> check_input_written_back(NodeId i, NodeId target, NodeId holder);
+  std::optional<Decision> check_other_operands(NodeId i, const WriteSlot& slot, bool elementwise);
+  void decide_cloned_bases(NodeId i);
+  void decide_write_back(NodeId i);
+  // The value moves into the slot's buffer: users of `holder` read `target`.
+  void accept(const WriteSlot& slot, NodeId holder, StorageId result_storage);
+  // The node holding slot `slot`'s value (the node itself, or its getitem).
+  NodeId holder_of(NodeId i, const WriteSlot& slot) const;
+
+  // ---- planner_layout.cpp
+  void summarise_layout_uses();
+  void summarise_computed_layouts();
+  bool layout_change_is_visible(NodeId moved, NodeId home);
+  bool layout_differs(NodeId moved, NodeId home);
+  std::optional<Geometry> derive_geom(NodeId u, const Geometry& old_parent, const Geometry& new_parent);
+  bool aliases_parent(NodeId u) const;
+  std::optional<Geometry> effective_geom(NodeId n);
+  std::optional<Geometry> inverted_view(const Node& sc, const Geometry& base) const;
+  bool operand_is_harmless(NodeId operand, NodeId target, bool elementwise);
+
+  // ---- shared state
+  NodeId rep(NodeId n) const { return rep_[static_cast<size_t>(n)]; }
+  const TensorValue* value(NodeId n) const { return g_.single_result(n); }
+  const Geometry& own_geom(NodeId n) const { return g_.geometries().at(value(n)->geom); }
+
+  const Graph& g_;
+  const PlanOptions& options_;
+  const std::vector<bool>& kept_;
+  AliasClasses classes_;
+  std::vector<NodeId> rep_;  // after the walk: the node a use of each node reads
+  std::vector<Decision> decisions_;
+  // getitem nodes of each multi-result node, as (item index, getitem node).
+  std::vector<std::vector<std::pair<int32_t, NodeId>>> items_;
+  std::vector<LayoutUse> layout_needs_;
+  std::vector<std::vector<NodeId>> layout_children_;
+  std::vector<bool> layout_reaches_;
+};
+
+}  // namespace fxinplace::core

@@ -1,0 +1,148 @@
+#include "python/plan_bindings.h"
+
+#include <pybind11/stl.h>
+
+#include <cctype>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/reinplace_planner.h"
+#include "python/extent_caster.h"
+#include "torch/op_facts.h"
+
+namespace py = pybind11;
+namespace core = fxinplace::core;
+namespace tb = fxinplace::torch_bridge;
+
+namespace fxinplace::python {
+namespace {
+
+std::optional<core::NodeId> node_or_none(core::NodeId id) {
+  return id == core::kNoNode ? std::nullopt : std::optional<core::NodeId>(id);
+}
+
+void bind_enums(py::module_& m) {
+  py::enum_<core::ViewKind>(m, "ViewKind")
+      .value("NONE", core::ViewKind::kNone)
+      .value("SINGLE", core::ViewKind::kSingle)
+      .value("MULTI", core::ViewKind::kMulti);
+  py::enum_<core::LayoutUse>(m, "LayoutUse")
+      .value("LOGICAL", core::LayoutUse::kLogical)
+      .value("RESHAPE", core::LayoutUse::kReshape)
+      .value("STRIDES", core::LayoutUse::kStrides)
+      .value("ABSOLUTE", core::LayoutUse::kAbsolute);
+  py::enum_<core::ScatterKind>(m, "ScatterKind")
+      .value("NONE", core::ScatterKind::kNone)
+      .value("SELECT", core::ScatterKind::kSelect)
+      .value("SLICE", core::ScatterKind::kSlice)
+      .value("DIAGONAL", core::ScatterKind::kDiagonal)
+      .value("AS_STRIDED", core::ScatterKind::kAsStrided);
+  py::enum_<core::Action> action(m, "Action");
+#define FXINPLACE_BIND_ACTION(label, id) action.value(label, core::Action::id);
+  FXINPLACE_BIND_ACTION("KEEP", kKeep)
+  FXINPLACE_BIND_ACTION("INPLACE", kInplace)
+  FXINPLACE_BIND_ACTION("PARTIAL_INPLACE", kPartialInplace)
+  FXINPLACE_BIND_ACTION("SCATTER_TO_COPY", kScatterToCopy)
+  FXINPLACE_BIND_ACTION("REMOVE_SCATTER", kRemoveScatter)
+  FXINPLACE_BIND_ACTION("REMOVE_COPY", kRemoveCopy)
+#undef FXINPLACE_BIND_ACTION
+  action.def_property_readonly(
+      "label", [](core::Action a) { return core::action_name(a); },
+      "Its stable name, e.g. 'scatter_to_copy'.");
+  // Python names are the stable codes in upper case (Reason.USED_LATER);
+  // py::enum_ keeps the pointer, so the strings live as long as the module.
+  static std::vector<std::string> reason_names;
+  std::vector<core::Reason> reasons = {
+#define FXINPLACE_LIST_REASON(id, name, text) core::Reason::id,
+      FXINPLACE_REASONS(FXINPLACE_LIST_REASON)
+#undef FXINPLACE_LIST_REASON
+  };
+  reason_names.reserve(reasons.size());
+  py::enum_<core::Reason> reason(m, "Reason");
+  for (core::Reason r : reasons) {
+    std::string upper = core::reason_name(r);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    reason_names.push_back(std::move(upper));
+    reason.value(reason_names.back().c_str(), r);
+  }
+  reason.def_property_readonly(
+      "code", [](core::Reason r) { return core::reason_name(r); },
+      "Its stable identifier, e.g. 'used_later'.");
+  reason.def_property_readonly("text", [](core::Reason r) { return core::reason_text(r); });
+}
+
+void bind_op_facts(py::module_& m) {
+  py::class_<tb::OpFacts>(m, "OpFacts",
+                          "What the planner knows of an operator overload (read from its schema).")
+      .def_readonly("found", &tb::OpFacts::found)
+      .def_readonly("self_is_tensor", &tb::OpFacts::self_is_tensor)
+      .def_readonly("view", &tb::OpFacts::view)
+      .def_readonly("mutates", &tb::OpFacts::mutates)
+      .def_readonly("pointwise", &tb::OpFacts::pointwise)
+      .def_readonly("first_arg_name", &tb::OpFacts::first_arg_name)
+      .def_readonly("has_inplace", &tb::OpFacts::has_inplace)
+      .def_readonly("inplace_overload", &tb::OpFacts::inplace_overload)
+      .def_readonly("layout_use", &tb::OpFacts::layout_use)
+      .def_readonly("scatter", &tb::OpFacts::scatter)
+      .def_property_readonly("inverted_view",
+                             [](const tb::OpFacts& f) {
+                               return std::make_tuple(f.inverted_view.name, f.inverted_view.overload);
+                             })
+      .def_readonly("aliases_without_annotation", &tb::OpFacts::aliases_without_annotation)
+      .def_readonly("returns_its_input", &tb::OpFacts::returns_its_input)
+      .def_readonly("reads_memory", &tb::OpFacts::reads_memory)
+      .def_readonly("is_resize", &tb::OpFacts::is_resize)
+      .def_readonly("metadata_write_back", &tb::OpFacts::metadata_write_back);
+  m.def("op_facts", &tb::op_facts, py::arg("name"), py::arg("overload"),
+        "Facts of an operator overload, e.g. op_facts('aten::add', 'Tensor').");
+}
+
+void bind_plan(py::module_& m) {
+  py::class_<SymbolicExtent>(m, "Symbol",
+                             "A symbolic size, stride or offset, known to the planner by identity.")
+      .def(py::init([](int32_t id) { return SymbolicExtent{id}; }), py::arg("id"))
+      .def_readonly("id", &SymbolicExtent::id)
+      .def("__repr__", [](const SymbolicExtent& s) { return "Symbol(" + std::to_string(s.id) + ")"; });
+  py::class_<core::SlotDecision>(m, "SlotDecision", "The outcome for one write slot (an AFv2 base).")
+      .def_readonly("in_place", &core::SlotDecision::in_place)
+      .def_readonly("reason", &core::SlotDecision::reason)
+      .def_property_readonly("culprit", [](const core::SlotDecision& d) { return node_or_none(d.culprit); });
+  py::class_<core::Decision>(m, "Decision", "What the planner decided for one node, and why.")
+      .def_readonly("action", &core::Decision::action)
+      .def_readonly("reason", &core::Decision::reason)
+      .def_property_readonly("culprit", [](const core::Decision& d) { return node_or_none(d.culprit); })
+      .def_property_readonly("replacement",
+                             [](const core::Decision& d) { return node_or_none(d.replacement); })
+      .def_readonly("slots", &core::Decision::slots);
+  py::class_<core::Plan>(m, "Plan", "One decision per node, in graph order.")
+      .def_readonly("walks", &core::Plan::walks)
+      .def("__len__", [](const core::Plan& p) { return p.decisions.size(); })
+      .def(
+          "decision",
+          [](const core::Plan& p, size_t i) {
+            if (i >= p.decisions.size()) throw py::index_error("no such node");
+            return p.decisions[i];
+          },
+          py::arg("node"))
+      .def(
+          "changed",
+          [](const core::Plan& p) {
+            std::vector<core::NodeId> ids;
+            for (size_t i = 0; i < p.decisions.size(); ++i)
+              if (p.decisions[i].action != core::Action::kKeep) ids.push_back(static_cast<core::NodeId>(i));
+            return ids;
+          },
+          "The nodes whose action is not KEEP, ascending.")
+      .def("count", &core::Plan::count, py::arg("action"));
+}
+
+}  // namespace
+
+void bind_plan_types(py::module_& m) {
+  bind_enums(m);
+  bind_op_facts(m);
+  bind_plan(m);
+}
+
+}  // namespace fxinplace::python

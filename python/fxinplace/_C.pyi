@@ -1,0 +1,533 @@
+"""
+Native core of fxinplace: operator facts, the re-inplacing planner, its checker, and the functionalization kernels.
+"""
+
+from __future__ import annotations
+import collections.abc
+import torch
+import typing
+
+__all__: list[str] = [
+    "Action",
+    "Decision",
+    "GraphBuilder",
+    "LayoutUse",
+    "OpFacts",
+    "Plan",
+    "Reason",
+    "ScatterKind",
+    "SlotDecision",
+    "Symbol",
+    "ViewKind",
+    "check_rewrite",
+    "op_facts",
+]
+
+class ViewKind:
+    """
+    Members:
+
+      NONE
+
+      SINGLE
+
+      MULTI
+    """
+
+    MULTI: typing.ClassVar[ViewKind]
+    NONE: typing.ClassVar[ViewKind]
+    SINGLE: typing.ClassVar[ViewKind]
+    __members__: typing.ClassVar[dict[str, ViewKind]]
+    def __eq__(self, other: typing.Any) -> bool: ...
+    def __getstate__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __int__(self) -> int: ...
+    def __ne__(self, other: typing.Any) -> bool: ...
+    def __repr__(self) -> str: ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __str__(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> int: ...
+
+class LayoutUse:
+    """
+    Members:
+
+      LOGICAL
+
+      RESHAPE
+
+      STRIDES
+
+      ABSOLUTE
+    """
+
+    ABSOLUTE: typing.ClassVar[LayoutUse]
+    LOGICAL: typing.ClassVar[LayoutUse]
+    RESHAPE: typing.ClassVar[LayoutUse]
+    STRIDES: typing.ClassVar[LayoutUse]
+    __members__: typing.ClassVar[dict[str, LayoutUse]]
+    def __eq__(self, other: typing.Any) -> bool: ...
+    def __getstate__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __int__(self) -> int: ...
+    def __ne__(self, other: typing.Any) -> bool: ...
+    def __repr__(self) -> str: ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __str__(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> int: ...
+
+class ScatterKind:
+    """
+    Members:
+
+      NONE
+
+      SELECT
+
+      SLICE
+
+      DIAGONAL
+
+      AS_STRIDED
+    """
+
+    AS_STRIDED: typing.ClassVar[ScatterKind]
+    DIAGONAL: typing.ClassVar[ScatterKind]
+    NONE: typing.ClassVar[ScatterKind]
+    SELECT: typing.ClassVar[ScatterKind]
+    SLICE: typing.ClassVar[ScatterKind]
+    __members__: typing.ClassVar[dict[str, ScatterKind]]
+    def __eq__(self, other: typing.Any) -> bool: ...
+    def __getstate__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __int__(self) -> int: ...
+    def __ne__(self, other: typing.Any) -> bool: ...
+    def __repr__(self) -> str: ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __str__(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> int: ...
+
+class Action:
+    """
+    Members:
+
+      KEEP
+
+      INPLACE
+
+      PARTIAL_INPLACE
+
+      SCATTER_TO_COPY
+
+      REMOVE_SCATTER
+
+      REMOVE_COPY
+    """
+
+    INPLACE: typing.ClassVar[Action]
+    KEEP: typing.ClassVar[Action]
+    PARTIAL_INPLACE: typing.ClassVar[Action]
+    REMOVE_COPY: typing.ClassVar[Action]
+    REMOVE_SCATTER: typing.ClassVar[Action]
+    SCATTER_TO_COPY: typing.ClassVar[Action]
+    __members__: typing.ClassVar[dict[str, Action]]
+    def __eq__(self, other: typing.Any) -> bool: ...
+    def __getstate__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __int__(self) -> int: ...
+    def __ne__(self, other: typing.Any) -> bool: ...
+    def __repr__(self) -> str: ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __str__(self) -> str: ...
+    @property
+    def label(self) -> str:
+        """
+        Its stable name, e.g. 'scatter_to_copy'.
+        """
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> int: ...
+
+class Reason:
+    """
+    Members:
+
+      NOT_CANDIDATE
+
+      VIEW
+
+      DONE
+
+      RESULT_NOT_SINGLE_TENSOR
+
+      METADATA_MISMATCH
+
+      SHAPE_MISMATCH
+
+      SELF_OVERLAPS
+
+      SELF_IS_INPUT
+
+      INPUT_SHARED
+
+      INPUT_NOT_WRITTEN_BACK
+
+      RESULT_READ_AFTER_WRITE_BACK
+
+      SELF_REPEATED
+
+      OPERAND_ALIASES_SELF
+
+      USED_LATER
+
+      NO_INPLACE_VARIANT
+
+      LAYOUT_SENSITIVE_USE
+
+      SCATTER_UNPROVEN
+    """
+
+    DONE: typing.ClassVar[Reason]
+    INPUT_NOT_WRITTEN_BACK: typing.ClassVar[Reason]
+    INPUT_SHARED: typing.ClassVar[Reason]
+    LAYOUT_SENSITIVE_USE: typing.ClassVar[Reason]
+    METADATA_MISMATCH: typing.ClassVar[Reason]
+    NOT_CANDIDATE: typing.ClassVar[Reason]
+    NO_INPLACE_VARIANT: typing.ClassVar[Reason]
+    OPERAND_ALIASES_SELF: typing.ClassVar[Reason]
+    RESULT_NOT_SINGLE_TENSOR: typing.ClassVar[Reason]
+    RESULT_READ_AFTER_WRITE_BACK: typing.ClassVar[Reason]
+    SCATTER_UNPROVEN: typing.ClassVar[Reason]
+    SELF_IS_INPUT: typing.ClassVar[Reason]
+    SELF_OVERLAPS: typing.ClassVar[Reason]
+    SELF_REPEATED: typing.ClassVar[Reason]
+    SHAPE_MISMATCH: typing.ClassVar[Reason]
+    USED_LATER: typing.ClassVar[Reason]
+    VIEW: typing.ClassVar[Reason]
+    __members__: typing.ClassVar[dict[str, Reason]]
+    def __eq__(self, other: typing.Any) -> bool: ...
+    def __getstate__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __int__(self) -> int: ...
+    def __ne__(self, other: typing.Any) -> bool: ...
+    def __repr__(self) -> str: ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __str__(self) -> str: ...
+    @property
+    def code(self) -> str:
+        """
+        Its stable identifier, e.g. 'used_later'.
+        """
+    @property
+    def name(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def value(self) -> int: ...
+
+class OpFacts:
+    """
+    What the planner knows of an operator overload (read from its schema).
+    """
+    @property
+    def aliases_without_annotation(self) -> bool: ...
+    @property
+    def first_arg_name(self) -> str: ...
+    @property
+    def found(self) -> bool: ...
+    @property
+    def has_inplace(self) -> bool: ...
+    @property
+    def inplace_overload(self) -> str: ...
+    @property
+    def inverted_view(self) -> tuple[str, str]: ...
+    @property
+    def is_resize(self) -> bool: ...
+    @property
+    def layout_use(self) -> LayoutUse: ...
+    @property
+    def metadata_write_back(self) -> bool: ...
+    @property
+    def mutates(self) -> bool: ...
+    @property
+    def pointwise(self) -> bool: ...
+    @property
+    def reads_memory(self) -> bool: ...
+    @property
+    def returns_its_input(self) -> bool: ...
+    @property
+    def scatter(self) -> ScatterKind: ...
+    @property
+    def self_is_tensor(self) -> bool: ...
+    @property
+    def view(self) -> ViewKind: ...
+
+class Symbol:
+    """
+    A symbolic size, stride or offset, known to the planner by identity.
+    """
+    def __init__(self, id: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __repr__(self) -> str: ...
+    @property
+    def id(self) -> int: ...
+
+class SlotDecision:
+    """
+    The outcome for one write slot (an AFv2 base).
+    """
+    @property
+    def culprit(self) -> int | None: ...
+    @property
+    def in_place(self) -> bool: ...
+    @property
+    def reason(self) -> Reason: ...
+
+class Decision:
+    """
+    What the planner decided for one node, and why.
+    """
+    @property
+    def action(self) -> Action: ...
+    @property
+    def culprit(self) -> int | None: ...
+    @property
+    def reason(self) -> Reason: ...
+    @property
+    def replacement(self) -> int | None: ...
+    @property
+    def slots(self) -> list[SlotDecision]: ...
+
+class Plan:
+    """
+    One decision per node, in graph order.
+    """
+    def __len__(self) -> int: ...
+    def changed(self) -> list[int]:
+        """
+        The nodes whose action is not KEEP, ascending.
+        """
+    def count(self, action: Action) -> int: ...
+    def decision(self, node: typing.SupportsInt | typing.SupportsIndex) -> Decision: ...
+    @property
+    def walks(self) -> int: ...
+
+class GraphBuilder:
+    """
+    Builds the planner's picture of a graph, one node per call, in graph order.
+    """
+    def __init__(self) -> None: ...
+    def auto_functionalized(
+        self,
+        name: str,
+        operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        results: collections.abc.Sequence[
+            tuple[
+                typing.SupportsInt | typing.SupportsIndex,
+                collections.abc.Sequence[int | Symbol],
+                collections.abc.Sequence[int | Symbol],
+                int | Symbol,
+                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
+                typing.SupportsInt | typing.SupportsIndex,
+            ]
+        ],
+        slots: collections.abc.Sequence[
+            tuple[
+                typing.SupportsInt | typing.SupportsIndex,
+                typing.SupportsInt | typing.SupportsIndex,
+                typing.SupportsInt | typing.SupportsIndex,
+                bool,
+            ]
+        ],
+    ) -> int:
+        """
+        auto_functionalized_v2; slots: (base node, index of its new value in results, its position in the node's value, already not cloned).
+        """
+    def constant(
+        self,
+        name: str,
+        results: collections.abc.Sequence[
+            tuple[
+                typing.SupportsInt | typing.SupportsIndex,
+                collections.abc.Sequence[int | Symbol],
+                collections.abc.Sequence[int | Symbol],
+                int | Symbol,
+                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
+                typing.SupportsInt | typing.SupportsIndex,
+            ]
+        ],
+    ) -> int: ...
+    def dump(self, reuse_written_back_inputs: bool = False) -> str:
+        """
+        The planner's input as text, with today's decisions as expectations (see test/cpp/cases).
+        """
+    def getitem(
+        self,
+        name: str,
+        source: typing.SupportsInt | typing.SupportsIndex,
+        index: typing.SupportsInt | typing.SupportsIndex,
+        results: collections.abc.Sequence[
+            tuple[
+                typing.SupportsInt | typing.SupportsIndex,
+                collections.abc.Sequence[int | Symbol],
+                collections.abc.Sequence[int | Symbol],
+                int | Symbol,
+                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
+                typing.SupportsInt | typing.SupportsIndex,
+            ]
+        ],
+    ) -> int: ...
+    def input(
+        self,
+        name: str,
+        results: collections.abc.Sequence[
+            tuple[
+                typing.SupportsInt | typing.SupportsIndex,
+                collections.abc.Sequence[int | Symbol],
+                collections.abc.Sequence[int | Symbol],
+                int | Symbol,
+                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
+                typing.SupportsInt | typing.SupportsIndex,
+            ]
+        ],
+    ) -> int: ...
+    def op(
+        self,
+        name: str,
+        facts: OpFacts,
+        self: typing.SupportsInt | typing.SupportsIndex | None,
+        operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        results: collections.abc.Sequence[
+            tuple[
+                typing.SupportsInt | typing.SupportsIndex,
+                collections.abc.Sequence[int | Symbol],
+                collections.abc.Sequence[int | Symbol],
+                int | Symbol,
+                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
+                typing.SupportsInt | typing.SupportsIndex,
+            ]
+        ],
+        scatter_args: tuple[
+            collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+            collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+            collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        ]
+        | None = None,
+        scatter_src: typing.SupportsInt | typing.SupportsIndex | None = None,
+        scatter_view: tuple[
+            collections.abc.Sequence[int | Symbol],
+            collections.abc.Sequence[int | Symbol],
+            int | Symbol,
+            collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
+        ]
+        | None = None,
+    ) -> int:
+        """
+        An ATen operator overload. scatter_args (ints, sizes, strides): a *_scatter's view arguments when all are known; scatter_view: the geometry of that view on the recorded base.
+        """
+    def other(
+        self,
+        name: str,
+        operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        results: collections.abc.Sequence[
+            tuple[
+                typing.SupportsInt | typing.SupportsIndex,
+                collections.abc.Sequence[int | Symbol],
+                collections.abc.Sequence[int | Symbol],
+                int | Symbol,
+                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
+                typing.SupportsInt | typing.SupportsIndex,
+            ]
+        ],
+    ) -> int:
+        """
+        Any other call: reads its operands, returns fresh tensors.
+        """
+    def output(
+        self, name: str, operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
+    ) -> int: ...
+    def plan(self, reuse_written_back_inputs: bool = False) -> Plan: ...
+    def write_back(
+        self,
+        name: str,
+        written_input: typing.SupportsInt | typing.SupportsIndex,
+        written: typing.SupportsInt | typing.SupportsIndex,
+        value: typing.SupportsInt | typing.SupportsIndex | None,
+        operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        results: collections.abc.Sequence[
+            tuple[
+                typing.SupportsInt | typing.SupportsIndex,
+                collections.abc.Sequence[int | Symbol],
+                collections.abc.Sequence[int | Symbol],
+                int | Symbol,
+                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
+                typing.SupportsInt | typing.SupportsIndex,
+            ]
+        ],
+    ) -> int:
+        """
+        A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).
+        """
+
+class _FunctionalizeRegion:
+    def __enter__(self) -> None: ...
+    def __exit__(self, *args) -> None: ...
+    def __init__(self, arg0: bool) -> None: ...
+
+def _fz_alias_group(arg0: torch.Tensor) -> int:
+    """
+    An id of the functional tensor's alias group (the tensors over one storage).
+    """
+
+def _fz_dispatch_key() -> str: ...
+def _fz_eager_geometry(arg0: torch.Tensor, arg1: torch.Tensor) -> tuple | None:
+    """
+    Where eager leaves an input in its storage (size, stride, storage_offset) when in-place view ops (t_, unsqueeze_) or resizing (resize_, out=) changed its metadata; None otherwise. `original` is the input's base as it entered (the input, or the flat base of inputs sharing a storage).
+    """
+
+def _fz_from_current_region(arg0: torch.Tensor) -> bool: ...
+def _fz_is_functional(arg0: torch.Tensor) -> bool: ...
+def _fz_mutated(arg0: torch.Tensor) -> bool: ...
+def _fz_reapply_views() -> bool: ...
+def _fz_region_active() -> bool: ...
+def _fz_register() -> None:
+    """
+    Registers the functionalization fallback on its dispatch key (once; errors if the key is taken).
+    """
+
+def _fz_resized_base_sizes(arg0: torch.Tensor) -> list[int | torch.SymInt] | None:
+    """
+    The sizes of the input's base after resize_/out= resized it (None if it was not resized): the input is resized to them first, so its storage grows as in eager.
+    """
+
+def _fz_set_auto_functionalize_hook(arg0: typing.Any) -> None: ...
+def _fz_unwrap(arg0: torch.Tensor, arg1: bool) -> torch.Tensor: ...
+def _fz_wrap(arg0: torch.Tensor) -> torch.Tensor: ...
+def check_rewrite(problem: tuple) -> tuple:
+    """
+    Simulate a functional graph and its rewrite on tagged memory (see csrc/core/rewrite_checker.h); returns (outcome, node, operand, reason, message), outcome 0 ok, 1 violation, 2 cannot check.
+    """
+
+def op_facts(name: str, overload: str) -> OpFacts:
+    """
+    Facts of an operator overload, e.g. op_facts('aten::add', 'Tensor').
+    """

@@ -1,0 +1,89 @@
+"""`fxinplace.reinplace`: a native drop-in for torch.fx.passes.reinplace.reinplace.
+
+Validate the graph and sample args, find each node's values (_metadata), read the
+graph into the planner's picture (_graph_records), let the C++ planner decide
+everything, apply its plan to the fx.Graph (_apply_plan)."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+from torch.fx import GraphModule
+
+from fxinplace import _check
+from fxinplace._afv2_metadata import metadata_runners
+from fxinplace._apply_plan import apply_plan
+from fxinplace._graph_records import read_graph
+from fxinplace._higher_order import metadata_runners as higher_order_runners
+from fxinplace._metadata import propagate
+from fxinplace._report import ReinplaceReport
+from fxinplace._validate import validate
+
+
+def reinplace_report(gm: GraphModule, *sample_args: Any, check: bool = False) -> ReinplaceReport:
+    """Re-inplace `gm` like `reinplace`, and return every decision with its reason.
+
+    check=True: afterwards, prove the result against a copy of the functional
+    graph with `fxinplace.check_reinplaced` (raises ReinplaceCheckError).
+    """
+    functional = _check.copy_functional(gm) if check else None
+    report = _reinplace_report(gm, sample_args, metadata="auto")
+    if functional is not None:
+        _check.check_reinplaced(functional, gm, *sample_args)
+    return report
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    # The pass allocates many small tuples while the graph holds tens of
+    # thousands of tracked objects: each cyclic-GC pass would rescan them all
+    # (measured: a third of the pass on a 10k-node graph). Nothing here makes
+    # cycles that outlive the pass, so collection can wait until it ends.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _reinplace_report(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
+    with _gc_paused():
+        return _run_pass(gm, sample_args, metadata=metadata)
+
+
+def _run_pass(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
+    validate(gm, sample_args)
+    runners = {**metadata_runners(gm, sample_args), **higher_order_runners(gm)}
+    found = propagate(gm, sample_args, metadata=metadata, runners=runners)
+    reading = read_graph(gm, found)
+    path = found.path
+    del found
+    plan = reading.builder.plan()
+    nodes = reading.nodes
+    base_names = {i: [b.name for b in call.bases if b is not None] for i, call in reading.afv2_calls.items()}
+    report = ReinplaceReport(
+        gm,
+        metadata_path=path,
+        walks=plan.walks,
+        _plan=plan,
+        _names=[n.name for n in nodes],
+        _base_names=base_names,
+    )
+    apply_plan(gm, nodes, plan, reading.afv2_calls)
+    gm.recompile()
+    return report
+
+
+def reinplace(gm: GraphModule, *sample_args: Any, check: bool = False) -> GraphModule:
+    """Turn out-of-place ops whose `self` is dead afterwards into their in-place overloads.
+
+    Same contract as torch.fx.passes.reinplace.reinplace: mutates `gm`, recompiles it
+    and returns it. Sample args give the inputs' shapes and aliasing. check=True
+    verifies the result independently (see `reinplace_report`); for tests.
+    """
+    return reinplace_report(gm, *sample_args, check=check).graph_module

@@ -1,0 +1,87 @@
+"""What `fxinplace.reinplace_report` returns: every decision of the planner with its reason."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch.fx import GraphModule
+
+from fxinplace import _C
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What happened to one node, and why."""
+
+    node: str
+    # keep | inplace | scatter_to_copy | remove_scatter | remove_copy (a write-back
+    # copy_ into an input that already holds the value); for auto_functionalized_v2
+    # nodes also partial_inplace (some bases still cloned).
+    action: str
+    reason: str
+    reason_code: str  # stable identifier of `reason`, e.g. "used_later"
+    culprit: str | None  # the node behind a refusal (a later use, an aliasing operand)
+
+
+@dataclass
+class ReinplaceReport:
+    graph_module: GraphModule
+    # "meta": recorded values + meta views; "fake": FakeTensor replay at the sample
+    # args' sizes; "symbolic": the trace's own symbolic values (see _metadata).
+    metadata_path: str = "meta"
+    walks: int = 1
+    # The plan and the node names it speaks of; decisions are read on demand.
+    _plan: Any = field(default=None, repr=False)
+    _names: list[str] = field(default_factory=list, repr=False)
+    _base_names: dict[int, list[str | None]] = field(default_factory=dict, repr=False)
+
+    @functools.cached_property
+    def decisions(self) -> list[Decision]:
+        return [self._decision(i) for i in range(len(self._names))]
+
+    def _decision(self, i: int) -> Decision:
+        d = self._plan.decision(i)
+        culprit = self._names[d.culprit] if d.culprit is not None else None
+        reason = "done" if d.reason == _C.Reason.DONE else d.reason.text
+        if d.slots:
+            reason = self._explain_bases(i, d)
+        return Decision(self._names[i], d.action.label, reason, d.reason.code, culprit)
+
+    def _explain_bases(self, i: int, d: Any) -> str:
+        """auto_functionalized_v2: which bases are written in place, and why the others are not."""
+        bases = self._base_names.get(i, [])
+        refused = [
+            f"base {k} ({bases[k] if k < len(bases) else '?'}): {s.reason.text}"
+            + (f" (see {self._names[s.culprit]})" if s.culprit is not None else "")
+            for k, s in enumerate(d.slots)
+            if not s.in_place
+        ]
+        if not refused:
+            return "done: every base written in place"
+        written = [k for k, s in enumerate(d.slots) if s.in_place]
+        if not written:
+            return "every base still cloned: " + "; ".join(refused)
+        return f"bases {written} written in place, the others still cloned: " + "; ".join(refused)
+
+    @property
+    def num_reinplaced(self) -> int:
+        return self._plan.count(_C.Action.INPLACE) if self._plan is not None else 0
+
+    @property
+    def num_scatters_removed(self) -> int:
+        return self._plan.count(_C.Action.REMOVE_SCATTER) if self._plan is not None else 0
+
+    @property
+    def num_scatters_to_copy(self) -> int:
+        return self._plan.count(_C.Action.SCATTER_TO_COPY) if self._plan is not None else 0
+
+    def explain(self, *, include_non_candidates: bool = False) -> str:
+        lines = []
+        for d in self.decisions:
+            if d.reason_code in ("not_candidate", "view") and not include_non_candidates:
+                continue
+            culprit = f" (see {d.culprit})" if d.culprit and "(see" not in d.reason else ""
+            lines.append(f"{d.node}: {d.action}: {d.reason}{culprit}")
+        return "\n".join(lines)

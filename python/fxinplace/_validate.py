@@ -1,0 +1,117 @@
+"""What the pass accepts: the graph and the sample args are checked before anything runs,
+and whatever the pass cannot handle is a ReinplaceInputError naming the node or arg."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+from fxinplace._afv2_node import AFV2, read_call
+from fxinplace._errors import ReinplaceInputError
+from fxinplace._higher_order import check_node as check_higher_order
+from fxinplace._metadata import check_tensor_kind
+from fxinplace._op_info import op_info
+
+
+def validate(gm: Any, sample_args: tuple) -> None:
+    """Raise ReinplaceInputError naming the first node the pass cannot handle."""
+    if not isinstance(gm, GraphModule):
+        raise TypeError(f"reinplace expects a torch.fx.GraphModule, got {type(gm).__name__}")
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(sample_args):
+        raise TypeError(
+            f"the graph has {len(placeholders)} placeholders "
+            f"({', '.join(n.name for n in placeholders)}) but {len(sample_args)} sample args were given"
+        )
+    for i, (node, arg) in enumerate(zip(placeholders, sample_args, strict=True)):
+        _check_sample_arg(i, node, arg)
+    for node in gm.graph.nodes:
+        if node.op in ("call_module", "call_method"):
+            raise ReinplaceInputError(
+                f"node {node.name!r}: {node.op} nodes are not supported; trace to ATen ops "
+                "first (make_fx(functionalize(f)))"
+            )
+        if node.op != "call_function":
+            continue
+        target = node.target
+        if isinstance(target, torch._ops.HigherOrderOperator):
+            if target is AFV2:
+                read_call(node)  # raises on a malformed node
+                continue
+            check_higher_order(node)  # an opaque reader (see _higher_order)
+            continue
+        if isinstance(target, torch._ops.OpOverloadPacket):
+            raise ReinplaceInputError(
+                f"node {node.name!r}: target {target} is an overload packet; "
+                "the pass needs a concrete overload such as torch.ops.aten.add.Tensor"
+            )
+        if isinstance(target, torch._ops.OpOverload):
+            if op_info(target).facts.mutates and not is_input_write_back(node):
+                raise ReinplaceInputError(
+                    f"node {node.name!r}: {target} mutates its arguments; the pass expects a "
+                    "functional graph (the only mutations allowed are functionalization's write-backs "
+                    "into graph inputs: copy_, resize_ and as_strided_)"
+                )
+            continue
+        if target is operator.getitem:
+            continue
+
+
+# Functionalization writes a mutated input back with copy_, after giving it its
+# new size or layout with resize_ / as_strided_ when the program changed those.
+_METADATA_WRITE_BACKS = (torch.ops.aten.resize_.default, torch.ops.aten.as_strided_.default)
+
+
+def _check_sample_arg(i: int, node: Node, arg: Any) -> None:
+    """A sample arg must be what the graph was traced with: a tensor of the
+    recorded dtype, rank and (where the trace fixed them) sizes. Planning on
+    another would produce a graph that fails or is wrong on the real inputs."""
+    if isinstance(arg, torch.Tensor):
+        check_tensor_kind(arg, f"sample arg {i}")
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor):
+        if isinstance(arg, torch.Tensor) and isinstance(val, (int, float, bool, torch.SymInt)):
+            raise ReinplaceInputError(
+                f"sample arg {i} (placeholder {node.name!r}) is a tensor, but the graph was traced "
+                f"with the {type(val).__name__} {val}"
+            )
+        return
+    where = f"sample arg {i} (placeholder {node.name!r})"
+    if not isinstance(arg, torch.Tensor):
+        raise ReinplaceInputError(
+            f"{where} is {type(arg).__name__} {arg!r}, but the graph was traced with a tensor of "
+            f"shape {tuple(val.shape)} and dtype {val.dtype}"
+        )
+    problems = []
+    if arg.dtype != val.dtype:
+        problems.append(f"dtype {arg.dtype} instead of {val.dtype}")
+    if arg.device.type != val.device.type:
+        problems.append(f"device {arg.device} instead of {val.device}")
+    if arg.dim() != val.dim():
+        problems.append(f"{arg.dim()} dims instead of {val.dim()}")
+    else:
+        fixed = [
+            (d, want, got)
+            for d, (want, got) in enumerate(zip(val.shape, arg.shape, strict=True))
+            if type(want) is int and type(got) is int and want != got
+        ]
+        problems.extend(f"size {got} instead of {want} at dim {d}" for d, want, got in fixed)
+    if problems:
+        raise ReinplaceInputError(
+            f"{where} does not match the value the graph was traced with: " + "; ".join(problems)
+        )
+
+
+def is_input_write_back(node: Node) -> bool:
+    """copy_ / resize_ / as_strided_ into a graph input, as functionalization writes it back."""
+    dst = node.args[0] if node.args else None
+    if not isinstance(dst, Node):
+        return False
+    if node.target in _METADATA_WRITE_BACKS:
+        return dst.op == "placeholder"
+    if node.target is not torch.ops.aten.copy_.default:
+        return False
+    return dst.op == "placeholder" or (dst.target in _METADATA_WRITE_BACKS and is_input_write_back(dst))
