@@ -1,0 +1,142 @@
+"""Random programs through every pipeline, without pytest: totals, coverage, failure groups.
+
+    python benchmarks/run_random_pipelines.py --count 10000 --jobs 2
+    python benchmarks/run_random_pipelines.py --count 500 --minimize          # with minimal repros
+    python benchmarks/run_random_pipelines.py --count 200 --reinplace broken  # self-check
+
+For every seed, ``fxinplace.testing.random_programs.generate(seed)`` builds a program and
+``fxinplace.testing.pipelines.check_program`` runs it through every pipeline (eager
+``fxinplace.functionalize``; ``torch.func.functionalize`` / ``fxinplace.functionalize`` traced
+by ``make_fx``, with and without dead-code elimination, ``remove="mutations_and_views"``,
+real and symbolic tracing; each re-inplaced and compared with its oracle). Prints the
+per-pipeline totals, the generator's feature coverage, the failures per pipeline and
+per signature (with the smallest seed; ``--minimize`` adds a minimised program for each
+signature), then clear errors, torch limitations and notes. Failures listed in
+``test/python/random_pipelines_known.py`` are marked "known". Exits non-zero on any
+failure that is not known.
+
+``--reinplace broken`` swaps in ``fxinplace.testing.broken_passes.inplace_first_candidate``
+(re-inplaces one op without checking): the run must report wrong results, or the
+generator and harness are blind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "test" / "python"))  # random_pipelines_known.py
+try:
+    import fxinplace  # noqa: F401
+except ImportError:  # not installed: use the source tree
+    sys.path.insert(0, str(ROOT / "python"))
+
+from random_pipelines_known import known_issue  # noqa: E402
+
+from fxinplace.testing.broken_passes import inplace_first_candidate  # noqa: E402
+from fxinplace.testing.campaign import FAILURE_KINDS, Campaign, minimized_source, run_seeds  # noqa: E402
+from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE, WRONG  # noqa: E402
+from fxinplace.testing.random_programs import generate  # noqa: E402
+
+
+def _progress(started: float, total: int):
+    def report(c: Campaign) -> None:
+        wrong = sum(s[WRONG] for s in c.status.values())
+        failing = len({seed for g in c.failures for seed in g.seeds})
+        print(
+            f"  [{c.programs}/{total}] {time.perf_counter() - started:.0f}s  "
+            f"failing programs={failing}  wrong (program, pipeline) pairs={wrong}",
+            flush=True,
+        )
+
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--count", type=int, default=10000, help="number of programs (default 10000)")
+    ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    ap.add_argument("--minimize", action="store_true", help="print a minimised program per failure signature")
+    ap.add_argument("--reinplace", choices=("fxinplace", "broken"), default="fxinplace")
+    ap.add_argument("--progress", type=int, default=250, help="progress line every N programs")
+    ap.add_argument("--details", action="store_true", help="also list clear errors, limitations and notes")
+    ap.add_argument("--save", metavar="FILE", help="write every finding as a JSON line (seed, pipeline, ...)")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+
+    reinplace = inplace_first_candidate if args.reinplace == "broken" else None
+    seeds = range(args.start, args.start + args.count)
+    print(
+        f"checking {len(seeds)} programs (seeds {seeds.start}..{seeds.stop - 1}), jobs={args.jobs}",
+        flush=True,
+    )
+    started = time.perf_counter()
+    campaign = run_seeds(
+        seeds,
+        jobs=args.jobs,
+        reinplace=reinplace,
+        progress=_progress(started, len(seeds)),
+        progress_every=args.progress,
+        keep=args.save is not None,
+    )
+    if args.save:
+        with open(args.save, "w") as out:
+            for report in campaign.reports:
+                for name, result in report.results.items():
+                    for f in result.findings:
+                        row = {"seed": report.seed, "pipeline": name, "kind": f.kind, "half": f.half}
+                        out.write(json.dumps({**row, "signature": f.signature}) + "\n")
+    seconds, slowest = campaign.seconds, campaign.slowest
+    print(
+        f"\n{campaign.programs} programs in {seconds:.0f}s ({seconds / max(1, campaign.programs):.2f}s each)"
+    )
+    print(f"slowest program: seed {slowest[1]} ({slowest[0]:.1f}s)\n")
+    print(campaign.totals_table() + "\n")
+    print(campaign.coverage_table() + "\n")
+
+    sources: dict[int, str] = {}
+
+    def source(seed: int) -> str:
+        if seed not in sources:
+            sources[seed] = generate(seed).source
+        return sources[seed]
+
+    def annotate(group) -> str | None:
+        """The known issue(s) covering every program of the group, or None."""
+        issues = set()
+        for seed in sorted(set(group.seeds)):
+            issue = known_issue(group.half, group.signature, source(seed))
+            if issue is None:
+                return None
+            issues.add(issue)
+        return " | ".join(sorted(issues))
+
+    print(campaign.groups_text(FAILURE_KINDS, "FAILURES by pipeline", annotate=annotate) + "\n")
+
+    def repro(group) -> str:
+        return minimized_source(group, reinplace) if args.minimize else ""
+
+    print(campaign.signatures_text(FAILURE_KINDS, "FAILURES by signature", repro=repro, annotate=annotate))
+    if args.details:
+        print("\n" + campaign.signatures_text([CLEAR], "CLEAR, DOCUMENTED ERRORS (not failures)"))
+        print("\n" + campaign.signatures_text([LIMITATION], "TORCH LIMITATIONS (not ours)"))
+        print("\n" + campaign.signatures_text([NOTE], "NOTES"))
+    unknown = [g for g in campaign.failures if annotate(g) is None]
+    if not unknown:
+        print("\nno unknown failures")
+        return 0
+    print(f"\n{len(unknown)} failure groups not (entirely) known; the programs no known issue covers:")
+    for g in unknown:
+        seeds = [s for s in sorted(set(g.seeds)) if known_issue(g.half, g.signature, source(s)) is None]
+        print(f"- [{g.pipeline}] {g.kind} ({g.half}): {g.signature}\n    seeds {seeds[:12]}")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

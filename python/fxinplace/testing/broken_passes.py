@@ -1,0 +1,43 @@
+"""Deliberately unsound re-inplacing passes: the harness must flag them (a generator self-check).
+
+"When a random run finds nothing for a long time, suspect the generator": these passes
+make mistakes of the kind a real planner bug makes, so a run with one of them in place of
+``fxinplace.reinplace`` must report wrong results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx
+
+import fxinplace
+
+__all__ = ["inplace_first_candidate"]
+
+
+def _inplace_sibling(target: object) -> torch._ops.OpOverload | None:
+    if not isinstance(target, torch._ops.OpOverload):
+        return None
+    schema = target._schema
+    if schema.is_mutable or not schema.name.startswith("aten::"):
+        return None
+    packet = getattr(torch.ops.aten, schema.name.removeprefix("aten::") + "_", None)
+    return getattr(packet, target._overloadname, None) if packet is not None else None
+
+
+def inplace_first_candidate(gm: torch.fx.GraphModule, *sample_args: Any) -> torch.fx.GraphModule:
+    """``fxinplace.reinplace``, then the first remaining out-of-place op with an in-place
+    sibling (``add`` -> ``add_``) is made in-place without any check: wrong whenever its
+    ``self`` is a graph input or is read afterwards."""
+    fxinplace.reinplace(gm, *sample_args)
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or not node.args or not isinstance(node.args[0], torch.fx.Node):
+            continue
+        sibling = _inplace_sibling(node.target)
+        if sibling is not None:
+            node.target = sibling
+            break
+    gm.recompile()
+    return gm
