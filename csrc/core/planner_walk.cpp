@@ -68,7 +68,18 @@ Decision Walk::check_op_metadata(const Node& node, const TensorValue& self) cons
   if (!result) return refuse(Reason::kResultNotSingleTensor);
   if (result->dtype != self.dtype) return refuse(Reason::kMetadataMismatch);
   if (result->shape != self.shape) return refuse(Reason::kShapeMismatch);
-  if (g_.geometries().at(self.geom).has_internal_overlap()) return refuse(Reason::kSelfOverlaps);
+  const Geometry& self_geom = g_.geometries().at(self.geom);
+  if (self_geom.has_internal_overlap()) return refuse(Reason::kSelfOverlaps);
+  if (node.scatter.kind == ScatterKind::kAsStrided) {
+    // as_strided_scatter may name a view whose indices share elements (an
+    // unfold's windows, a stride 0). As `self.as_strided(...).copy_(src)` the
+    // shared elements get whichever write lands last (and ATen rejects such a
+    // copy_), so the scatter stays functional unless its view provably has
+    // distinct elements. Slice, select and diagonal views of a self without
+    // internal overlap never overlap themselves.
+    auto view = inverted_view(node, self_geom);
+    if (!view || view->has_internal_overlap()) return refuse(Reason::kSelfOverlaps);
+  }
   return Decision{};
 }
 

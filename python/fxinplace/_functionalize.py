@@ -72,7 +72,7 @@ def _shared_storage_groups(flat_args: list[Any]) -> list[list[int]]:
 def _geometry_extent(size: Any, stride: Any, storage_offset: Any) -> Any:
     """Storage elements from the storage's start that a tensor of this geometry can address."""
     if any(s == 0 for s in size):
-        return storage_offset
+        return 0  # addresses nothing, whatever its offset (x0[1:3] of an empty x0 lies past its storage)
     return storage_offset + 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True))
 
 
