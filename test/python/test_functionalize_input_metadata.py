@@ -185,3 +185,18 @@ def test_inputs_sharing_memory_with_other_element_sizes_are_a_clear_error() -> N
         RuntimeError, match=r"fxinplace.*inputs that share memory with different element sizes"
     ):
         fxinplace.functionalize(lambda a, b: a + 1)(s, s.view(torch.int16))
+
+
+def test_an_empty_input_sliced_past_its_storage_shares_nothing() -> None:
+    # x0[1:3] of an empty (7, 0, 1) tensor has storage offset 1 in a storage of 0 elements:
+    # it addresses nothing, so grouping it with x0 must not ask for memory past the storage.
+    def f(x0, x1, x2):
+        x1.neg_()
+        x0.mul_(2)
+        return x1, x2 * 1
+
+    def args():
+        x0 = torch.zeros(7, 0, 1, dtype=torch.complex64)
+        return x0, torch.ones((), dtype=torch.complex64), x0[1:3]
+
+    _check(f, args)

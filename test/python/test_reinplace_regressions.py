@@ -246,3 +246,36 @@ def test_a_symbolic_trace_accepts_sample_args_of_other_sizes():
     fxinplace.reinplace(gm, torch.randn(6, 5), check=True)
     x = torch.randn(2, 7)
     torch.testing.assert_close(gm(x), _add_one(x))
+
+
+def test_as_strided_scatter_into_a_self_overlapping_view_stays_functional():
+    """``as_strided_scatter`` whose view repeats elements (overlapping windows): as a ``copy_``
+    into that view the shared elements would take whichever write lands last, and ATen rejects
+    such a copy_, so the planner keeps the scatter (found by the random pipelines, seed 26)."""
+
+    def f(x):
+        y = x + 1
+        return torch.ops.aten.as_strided_scatter.default(y, torch.ones(3, 2), (3, 2), (1, 1), 0) * 2
+
+    x = torch.arange(6.0)
+    gm = make_fx(f)(x)
+    fxinplace.reinplace(gm, x, check=True)
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.as_strided_scatter.default in targets, gm.code
+    assert torch.equal(gm(x), f(x))
+    report = fxinplace.reinplace_report(make_fx(f)(x), x)
+    reasons = {d.node: d.reason_code for d in report.decisions}
+    assert reasons["as_strided_scatter"] == "self_overlaps", reasons
+
+
+def test_as_strided_scatter_into_distinct_elements_is_still_a_copy():
+    def f(x):
+        y = x + 1
+        return torch.ops.aten.as_strided_scatter.default(y, torch.ones(2, 2), (2, 2), (3, 1), 1) * 2
+
+    x = torch.arange(6.0)
+    gm = make_fx(f)(x)
+    fxinplace.reinplace(gm, x, check=True)
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.as_strided_scatter.default not in targets, gm.code
+    assert torch.equal(gm(x), f(x))
