@@ -89,8 +89,7 @@ def _read_call(b, node: Node, index: dict, values: _Values, afv2_calls: dict, i:
 
 def _read_op(b, node: Node, index: dict, values: _Values, operands: list[int]) -> None:
     info = op_info(node.target)
-    facts = info.facts
-    if facts.mutates and is_input_write_back(node):
+    if info.mutates and is_input_write_back(node):
         written = node.args[0]
         written_input = written if written.op == "placeholder" else written.args[0]
         value = node.args[1] if node.target is torch.ops.aten.copy_.default else None
@@ -103,19 +102,21 @@ def _read_op(b, node: Node, index: dict, values: _Values, operands: list[int]) -
             values.of(node),
         )
         return
-    self_node = node.args[0] if node.args else node.kwargs.get(facts.first_arg_name)
+    self_node = node.args[0] if node.args else node.kwargs.get(info.first_arg_name)
     self_index = index[self_node] if isinstance(self_node, Node) else None
-    if self_index is not None and facts.self_is_tensor:
+    if self_index is not None and info.self_is_tensor:
         # all_input_nodes is de-duplicated; the planner must see self twice
         # when it is passed twice (mul(a, a)), so count its occurrences.
         operands = operands + [self_index] * (_occurrences(node, self_node) - 1)
     scatter_args = scatter_src = scatter_view = None
-    if facts.scatter != _C.ScatterKind.NONE:
-        scatter_args = _scatter_args(facts.scatter, node)
+    if info.is_scatter:
+        scatter_args = _scatter_args(info.scatter, node)
         src = node.args[1] if len(node.args) > 1 else node.kwargs.get("src")
         scatter_src = index[src] if isinstance(src, Node) else None
         scatter_view = _view_on_recorded_base(info.inverted_view, node, values)
-    b.op(node.name, facts, self_index, operands, values.of(node), scatter_args, scatter_src, scatter_view)
+    b.op(
+        node.name, info.facts, self_index, operands, values.of(node), scatter_args, scatter_src, scatter_view
+    )
 
 
 class _Storages:

@@ -25,11 +25,8 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
-from fxinplace import _C
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._op_info import op_info
-
-VIEW_NONE = _C.ViewKind.NONE
 
 
 class _NeedsFake(Exception):
@@ -176,17 +173,12 @@ def _propagate(
             if target is operator.getitem or not isinstance(target, torch._ops.OpOverload):
                 env[node] = _run(node, env, runners)
                 continue
-            info = op_info(target).facts
-            if info.mutates or info.returns_its_input:
+            info = op_info(target)
+            if info.passes_its_input_through:
                 # A write-back into an input (validated), or wait_tensor: its
                 # result is its first argument.
                 env[node] = _map(node.args[0], env)
-            elif (
-                use_vals
-                and info.view == VIEW_NONE
-                and not info.aliases_without_annotation
-                and "val" in node.meta
-            ):
+            elif use_vals and info.result_is_fresh and "val" in node.meta:
                 val = node.meta["val"]
                 if not _static_value(val):
                     raise _NeedsFake
@@ -225,8 +217,8 @@ def _propagate_fake(
                 env[node] = _fake(mode, value)
             elif node.op == "call_function":
                 target = node.target
-                info = op_info(target).facts if isinstance(target, torch._ops.OpOverload) else None
-                if info is not None and (info.mutates or info.returns_its_input):
+                info = op_info(target) if isinstance(target, torch._ops.OpOverload) else None
+                if info is not None and info.passes_its_input_through:
                     # A write-back into an input (validated), or wait_tensor: its
                     # result is its first argument. Not run: resize_ cannot resize
                     # a fake input's storage, wait_tensor's fake result is fresh.
@@ -306,10 +298,10 @@ def _propagate_symbolic(
                 elif not isinstance(target, torch._ops.OpOverload):
                     env[node] = node.meta["val"]
                 else:
-                    info = op_info(target).facts
-                    if info.mutates or info.returns_its_input:
+                    info = op_info(target)
+                    if info.passes_its_input_through:
                         env[node] = _map(node.args[0], env)
-                    elif info.view != VIEW_NONE or info.aliases_without_annotation:
+                    elif not info.result_is_fresh:
                         env[node] = _run(node, env, runners)
                     else:
                         env[node] = Fresh(node.meta["val"], symbolic=True)

@@ -77,4 +77,6 @@ def _proven_dense_order(sizes: Any, strides: Any) -> list[int] | None:
 
 
 def _static(t: torch.Tensor) -> bool:
+    if not t._has_symbolic_sizes_strides:  # the common case, answered without a Python loop
+        return True
     return all(type(s) is int for s in t.shape) and all(type(s) is int for s in t.stride())

@@ -49,7 +49,7 @@ def validate(gm: Any, sample_args: tuple) -> None:
                 "the pass needs a concrete overload such as torch.ops.aten.add.Tensor"
             )
         if isinstance(target, torch._ops.OpOverload):
-            if op_info(target).facts.mutates and not is_input_write_back(node):
+            if op_info(target).mutates and not is_input_write_back(node):
                 raise ReinplaceInputError(
                     f"node {node.name!r}: {target} mutates its arguments; the pass expects a "
                     "functional graph (the only mutations allowed are functionalization's write-backs "
