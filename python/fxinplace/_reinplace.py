@@ -23,14 +23,27 @@ from fxinplace._report import ReinplaceReport
 from fxinplace._validate import validate
 
 
-def reinplace_report(gm: GraphModule, *sample_args: Any, check: bool = False) -> ReinplaceReport:
+#: What the pass may rewrite (see `reinplace`).
+POLICIES = ("stock", "compile")
+
+
+def _plan_options(policy: str) -> dict[str, bool]:
+    if policy not in POLICIES:
+        raise ValueError(f"fxinplace.reinplace: unknown policy {policy!r}; expected one of {POLICIES}")
+    return {"reuse_written_back_inputs": policy == "compile"}
+
+
+def reinplace_report(
+    gm: GraphModule, *sample_args: Any, check: bool = False, policy: str = "stock"
+) -> ReinplaceReport:
     """Re-inplace `gm` like `reinplace`, and return every decision with its reason.
 
     check=True: afterwards, prove the result against a copy of the functional
     graph with `fxinplace.check_reinplaced` (raises ReinplaceCheckError).
     """
+    options = _plan_options(policy)
     functional = _check.copy_functional(gm) if check else None
-    report = _reinplace_report(gm, sample_args, metadata="auto")
+    report = _reinplace_report(gm, sample_args, metadata="auto", options=options)
     if functional is not None:
         _check.check_reinplaced(functional, gm, *sample_args)
     return report
@@ -51,19 +64,23 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _reinplace_report(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
+def _reinplace_report(
+    gm: GraphModule, sample_args: tuple, *, metadata: str, options: dict[str, bool] | None = None
+) -> ReinplaceReport:
     with _gc_paused():
-        return _run_pass(gm, sample_args, metadata=metadata)
+        return _run_pass(gm, sample_args, metadata=metadata, options=options or {})
 
 
-def _run_pass(gm: GraphModule, sample_args: tuple, *, metadata: str) -> ReinplaceReport:
+def _run_pass(
+    gm: GraphModule, sample_args: tuple, *, metadata: str, options: dict[str, bool]
+) -> ReinplaceReport:
     validate(gm, sample_args)
     runners = {**metadata_runners(gm, sample_args), **higher_order_runners(gm)}
     found = propagate(gm, sample_args, metadata=metadata, runners=runners)
     reading = read_graph(gm, found)
     path = found.path
     del found
-    plan = reading.builder.plan()
+    plan = reading.builder.plan(**options)
     nodes = reading.nodes
     base_names = {i: [b.name for b in call.bases if b is not None] for i, call in reading.afv2_calls.items()}
     report = ReinplaceReport(
@@ -79,11 +96,18 @@ def _run_pass(gm: GraphModule, sample_args: tuple, *, metadata: str) -> Reinplac
     return report
 
 
-def reinplace(gm: GraphModule, *sample_args: Any, check: bool = False) -> GraphModule:
+def reinplace(gm: GraphModule, *sample_args: Any, check: bool = False, policy: str = "stock") -> GraphModule:
     """Turn out-of-place ops whose `self` is dead afterwards into their in-place overloads.
 
     Same contract as torch.fx.passes.reinplace.reinplace: mutates `gm`, recompiles it
     and returns it. Sample args give the inputs' shapes and aliasing. check=True
     verifies the result independently (see `reinplace_report`); for tests.
+
+    policy="stock" (the default) rewrites what the stock pass rewrites, where that is
+    sound. policy="compile" is for graphs a compiler runs as they are (AOTAutograd's,
+    see `fxinplace.compile`): besides, an op whose `self` is a graph input that the
+    graph ends by overwriting (`copy_(x, r)`, AOTAutograd's write-back of a mutated
+    input) computes `r` in `x`'s own memory and the `copy_` goes, when nothing reads
+    `x` in between and no output comes to alias an input.
     """
-    return reinplace_report(gm, *sample_args, check=check).graph_module
+    return reinplace_report(gm, *sample_args, check=check, policy=policy).graph_module
