@@ -25,6 +25,10 @@ enum class NodeKind : uint8_t {
   // on the clones, returns (*op outputs, *new bases). A base it need not clone
   // is a write slot (see WriteSlot).
   kAutoFunctionalized,
+  // A `_foreach_*` op with a `_foreach_*_` form: one write slot per element of
+  // its first list (result k into self[k]); the in-place form writes every
+  // element, so the planner takes all the slots or none.
+  kForeach,
   // Functionalization's write-back into a graph input: copy_(input, value),
   // or resize_ / as_strided_ of the input ahead of that copy_.
   kWriteBack,
@@ -49,7 +53,8 @@ struct TensorValue {
 
 // A buffer a node may write one of its results into instead of allocating it:
 // `self` for an op with a `foo_` overload (or a scatter), each base of an
-// auto_functionalized_v2 node. The planner decides each slot on its own.
+// auto_functionalized_v2 node, each element of a `_foreach_*` op's first list.
+// The planner decides each slot on its own (a `_foreach_*` op: all or none).
 struct WriteSlot {
   NodeId target = kNoNode;  // the tensor that would be written
   int32_t result = 0;       // index into the node's results of the value that would live there

@@ -22,6 +22,8 @@ const char* kind_text(NodeKind k) {
       return "other";
     case NodeKind::kAutoFunctionalized:
       return "auto_functionalized";
+    case NodeKind::kForeach:
+      return "foreach";
     case NodeKind::kWriteBack:
       return "write_back";
     case NodeKind::kOutput:
@@ -33,7 +35,7 @@ const char* kind_text(NodeKind k) {
 NodeKind kind_from(const std::string& s) {
   for (NodeKind k :
        {NodeKind::kInput, NodeKind::kConstant, NodeKind::kOp, NodeKind::kGetItem, NodeKind::kOther,
-        NodeKind::kAutoFunctionalized, NodeKind::kWriteBack, NodeKind::kOutput})
+        NodeKind::kAutoFunctionalized, NodeKind::kForeach, NodeKind::kWriteBack, NodeKind::kOutput})
     if (s == kind_text(k)) return k;
   throw std::invalid_argument("unknown node kind '" + s + "'");
 }

@@ -10,6 +10,9 @@
 // node (nor the op itself through another argument): the op then writes `a`
 // and users of `a2` read `a`. Per base, the same checks as `foo` -> `foo_`.
 //
+// `_foreach_*` ops (optimizer steps): `_foreach_add(xs, ys)` -> `_foreach_add_(xs, ys)`,
+// each element of `xs` a slot with the checks above; all of them or none.
+//
 // Graph inputs written back (the epilogue rule):
 //
 //   r = foo(x)            # x: a graph input
@@ -114,7 +117,8 @@ std::optional<Decision> Walk::check_other_operands(NodeId i, const WriteSlot& sl
 }
 
 NodeId Walk::holder_of(NodeId i, const WriteSlot& slot) const {
-  if (g_.at(i).kind != NodeKind::kAutoFunctionalized) return i;
+  NodeKind kind = g_.at(i).kind;
+  if (kind != NodeKind::kAutoFunctionalized && kind != NodeKind::kForeach) return i;
   for (const auto& [index, getitem] : items_[static_cast<size_t>(i)])
     if (index == slot.item) return getitem;
   return kNoNode;  // the new value is never used
@@ -133,7 +137,7 @@ void Walk::accept(const WriteSlot& slot, NodeId holder, StorageId result_storage
   if (result_storage >= 0) classes_.merge(value(target)->storage, result_storage);
 }
 
-void Walk::decide_cloned_bases(NodeId i) {
+void Walk::decide_slots(NodeId i, bool all_or_none) {
   const Node& node = g_.at(i);
   Decision& out = decisions_[static_cast<size_t>(i)];
   out.slots.assign(node.slots.size(), SlotDecision{});
@@ -196,6 +200,15 @@ void Walk::decide_cloned_bases(NodeId i) {
     any_new = true;
     accepted.push_back({k, holder, result->storage});
     scatters.insert(scatters.end(), removable.begin(), removable.end());
+  }
+  if (all_or_none && first_refusal) {
+    out.action = Action::kKeep;
+    out.reason = first_refusal->reason;
+    out.culprit = first_refusal->culprit;
+    // No slot is written: the ones that passed share the node's refusal.
+    for (SlotDecision& d : out.slots)
+      if (d.in_place) d = {false, out.reason, out.culprit};
+    return;
   }
   // Merged only now: every base was checked against what reads it after the
   // node, not against the other bases' new values (which check_other_operands

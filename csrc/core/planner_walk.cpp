@@ -41,7 +41,10 @@ void Walk::decide(NodeId i) {
   if (decisions_[static_cast<size_t>(i)].action == Action::kRemoveScatter) return;
   switch (node.kind) {
     case NodeKind::kAutoFunctionalized:
-      decide_cloned_bases(i);
+      decide_slots(i, /*all_or_none=*/false);
+      return;
+    case NodeKind::kForeach:
+      decide_slots(i, /*all_or_none=*/true);
       return;
     case NodeKind::kWriteBack:
       decide_write_back(i);

@@ -43,7 +43,10 @@ class Walk {
   std::optional<Decision> check_write(NodeId i, const WriteSlot& slot, NodeId holder, bool elementwise);
   std::optional<Decision> check_input_written_back(NodeId i, NodeId target, NodeId holder);
   std::optional<Decision> check_other_operands(NodeId i, const WriteSlot& slot, bool elementwise);
-  void decide_cloned_bases(NodeId i);
+  // Each write slot of an auto_functionalized_v2 node (a base it need not
+  // clone) or of a `_foreach_*` op (all_or_none: its in-place form writes
+  // every element of the list).
+  void decide_slots(NodeId i, bool all_or_none);
   void decide_write_back(NodeId i);
   // The value moves into the slot's buffer: users of `holder` read `target`.
   void accept(const WriteSlot& slot, NodeId holder, StorageId result_storage);

@@ -104,13 +104,21 @@ class GraphBuilder {
     return add(std::move(n));
   }
 
+  using SlotRecords = std::vector<std::tuple<NodeId, int32_t, int32_t, bool>>;
+
   NodeId auto_functionalized(std::string name, std::vector<NodeId> operands, const Results& results,
-                             const std::vector<std::tuple<NodeId, int32_t, int32_t, bool>>& slots) {
-    Node n = leaf(NodeKind::kAutoFunctionalized, name, results);
-    n.operands = std::move(operands);
-    for (const auto& [target, result, item, in_place] : slots)
-      n.slots.push_back(WriteSlot{target, result, item, in_place});
-    return add(std::move(n));
+                             const SlotRecords& slots) {
+    return slotted(NodeKind::kAutoFunctionalized, name, std::move(operands), results, slots);
+  }
+
+  NodeId foreach(std::string name, std::vector<NodeId> operands, const Results& results,
+                 const std::vector<NodeId>& self_list) {
+    SlotRecords slots;
+    for (size_t k = 0; k < self_list.size(); ++k) {
+      auto item = static_cast<int32_t>(k);
+      slots.emplace_back(self_list[k], item, item, false);
+    }
+    return slotted(NodeKind::kForeach, name, std::move(operands), results, slots);
   }
 
   NodeId write_back(std::string name, NodeId written_input, NodeId written, std::optional<NodeId> value,
@@ -139,6 +147,17 @@ class GraphBuilder {
   const Node& at(NodeId id) {
     if (id < 0 || static_cast<size_t>(id) >= g_.size()) throw py::index_error("no such node");
     return g_.at(id);
+  }
+
+  NodeId slotted(NodeKind kind, std::string& name, std::vector<NodeId> operands, const Results& results,
+                 const SlotRecords& slots) {
+    Node n = leaf(kind, name, results);
+    n.operands = std::move(operands);
+    for (const auto& [target, result, item, in_place] : slots) {
+      if (target < 0 || static_cast<size_t>(target) >= g_.size()) throw py::index_error("no such node");
+      n.slots.push_back(WriteSlot{target, result, item, in_place});
+    }
+    return add(std::move(n));
   }
 
   Node leaf(NodeKind kind, std::string& name, const Results& results) {
@@ -196,6 +215,10 @@ void bind_graph_builder(py::module_& m) {
           py::arg("results"), py::arg("slots"),
           "auto_functionalized_v2; slots: (base node, index of its new value in results, its position in the "
           "node's value, already not cloned).")
+      .def("foreach", &GraphBuilder::foreach, py::arg("name"), py::arg("operands"), py::arg("results"),
+           py::arg("self_list"),
+           "A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order "
+           "(result k may be written into self_list[k]; all or none).")
       .def("write_back", &GraphBuilder::write_back, py::arg("name"), py::arg("written_input"),
            py::arg("written"), py::arg("value"), py::arg("operands"), py::arg("results"),
            "A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).")

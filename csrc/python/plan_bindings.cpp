@@ -77,6 +77,7 @@ void bind_op_facts(py::module_& m) {
                           "What the planner knows of an operator overload (read from its schema).")
       .def_readonly("found", &tb::OpFacts::found)
       .def_readonly("self_is_tensor", &tb::OpFacts::self_is_tensor)
+      .def_readonly("self_is_tensor_list", &tb::OpFacts::self_is_tensor_list)
       .def_readonly("view", &tb::OpFacts::view)
       .def_readonly("mutates", &tb::OpFacts::mutates)
       .def_readonly("pointwise", &tb::OpFacts::pointwise)

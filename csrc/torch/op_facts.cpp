@@ -116,6 +116,7 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
   if (args.empty()) return facts;
   facts.first_arg_name = args[0].name();
   facts.self_is_tensor = args[0].type()->kind() == c10::TypeKind::TensorType;
+  facts.self_is_tensor_list = *args[0].type() == *c10::ListType::ofTensors();
   const c10::AliasInfo* first = args[0].alias_info();
   if (first && !first->isWrite())
     facts.view = first->isWildcardAfter() ? ViewKind::kMulti : ViewKind::kSingle;

@@ -19,7 +19,8 @@ struct OpName {
 
 struct OpFacts {
   bool found = false;           // the dispatcher knows this overload
-  bool self_is_tensor = false;  // first argument is exactly `Tensor`
+  bool self_is_tensor = false;       // first argument is exactly `Tensor`
+  bool self_is_tensor_list = false;  // first argument is `Tensor[]` (the `_foreach_*` ops)
   core::ViewKind view = core::ViewKind::kNone;
   bool mutates = false;  // some argument is annotated as written (`Tensor(a!)`)
   // out[i] depends on in[i] only: tagged pointwise, or elementwise in effect (copy).

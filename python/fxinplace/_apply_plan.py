@@ -44,6 +44,9 @@ def apply_plan(gm: GraphModule, nodes: list[Node], plan: _C.Plan, afv2_calls: di
             erased.update(apply_afv2(gm, node, read_call(node), [s.in_place for s in d.slots]))
             continue
         action = d.action
+        if action == _INPLACE and op_info(node.target).is_foreach:
+            erased.update(_foreach_in_place(graph, node))
+            continue
         if action == _INPLACE:
             node.target = op_info(node.target).inplace
             self_val = live(replacement[i]).meta.get("val")
@@ -66,6 +69,25 @@ def _final(i: int, replacement: dict[int, int | None]) -> int:
         i = nxt
         nxt = replacement.get(i)
     return i
+
+
+def _foreach_in_place(graph: torch.fx.Graph, node: Node) -> dict[Node, Node]:
+    """`ys = _foreach_add(xs, 1); y0 = ys[0]` -> `_foreach_add_(xs, 1)`, users of `y0` read `xs[0]`.
+
+    The in-place form returns nothing: each getitem of the result goes, its users
+    reading the list element it now lives in (earlier rewrites already updated the list's
+    nodes, as they did every user's arguments). Returns erased getitem -> that element.
+    """
+    self_list = node.args[0] if node.args else node.kwargs[op_info(node.target).facts.first_arg_name]
+    node.target = op_info(node.target).inplace
+    node.meta["val"] = None
+    moved: dict[Node, Node] = {}
+    for user in list(node.users):
+        element = self_list[user.args[1]]
+        user.replace_all_uses_with(element, propagate_meta=False)
+        graph.erase_node(user)
+        moved[user] = element
+    return moved
 
 
 def _insert_view_and_copy(graph: torch.fx.Graph, node: Node) -> None:

@@ -103,6 +103,15 @@ def _read_op(b, node: Node, index: dict, values: _Values, operands: list[int]) -
         )
         return
     self_node = node.args[0] if node.args else node.kwargs.get(info.first_arg_name)
+    if (
+        info.is_foreach
+        and isinstance(self_node, (list, tuple))
+        and all(isinstance(n, Node) for n in self_node)
+    ):
+        # Every occurrence, so that a list element passed twice is seen twice.
+        every_operand = [index[n] for n in _all_nodes(node.args, []) + _all_nodes(node.kwargs, [])]
+        b.foreach(node.name, every_operand, values.of(node), [index[n] for n in self_node])
+        return
     self_index = index[self_node] if isinstance(self_node, Node) else None
     if self_index is not None and info.self_is_tensor:
         # all_input_nodes is de-duplicated; the planner must see self twice

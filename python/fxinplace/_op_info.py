@@ -28,6 +28,7 @@ class OpInfo:
     self_is_tensor: bool
     scatter: Any
     is_scatter: bool
+    is_foreach: bool  # a `_foreach_*` op over a tensor list, with a `_foreach_*_` form
 
 
 # Keyed by id(): OpOverload's __hash__ runs in Python and this is the hot path.
@@ -63,4 +64,5 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         self_is_tensor=facts.self_is_tensor,
         scatter=facts.scatter,
         is_scatter=facts.scatter != _C.ScatterKind.NONE,
+        is_foreach=facts.self_is_tensor_list and facts.has_inplace,
     )

@@ -22,7 +22,6 @@ from fxinplace._metadata import propagate
 from fxinplace._report import ReinplaceReport
 from fxinplace._validate import validate
 
-
 #: What the pass may rewrite (see `reinplace`).
 POLICIES = ("stock", "compile")
 
@@ -67,7 +66,12 @@ def _gc_paused() -> Iterator[None]:
 def _reinplace_report(
     gm: GraphModule, sample_args: tuple, *, metadata: str, options: dict[str, bool] | None = None
 ) -> ReinplaceReport:
-    with _gc_paused():
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    # A compiler calls its passes inside its fake mode (AOTAutograd does): the
+    # pass's own meta tensors would each go through FakeTensor dispatch, several
+    # times slower, for nothing. Paths that need a fake mode enter their own.
+    with _gc_paused(), unset_fake_temporarily():
         return _run_pass(gm, sample_args, metadata=metadata, options=options or {})
 
 

@@ -27,7 +27,8 @@ Options (``options=`` of ``torch.compile``, or keyword arguments of ``make_backe
 - ``explain`` (bool): log every decision at INFO on the ``fxinplace.compile`` logger.
   ``TORCH_LOGS=fxinplace`` (alone or in a comma-separated list) turns it on too.
 - ``decompositions`` (dict): an AOTAutograd decomposition table.
-- ``policy`` (str): ``"compile"`` (default) or ``"stock"`` (only what the stock pass does).
+- ``policy`` (str): ``"compile"`` (default), ``"stock"`` (only what the stock pass does) or
+  ``"none"`` (no pass: AOTAutograd and the inner compiler alone, for comparisons).
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def _reinplacing(
     inner: InnerCompiler, graph_kind: str, *, check: bool, explain: bool, policy: str
 ) -> InnerCompiler:
     def compile_graph(gm: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+        if policy == "none":
+            return inner(gm, example_inputs)
         report = reinplace_report(gm, *example_inputs, check=check, policy=policy)
         if explain or _explain_requested() or log.isEnabledFor(logging.DEBUG):
             log.info(
@@ -93,8 +96,10 @@ def make_backend(
     """A ``torch.compile`` backend: AOTAutograd, ``fxinplace.reinplace`` on every graph
     (forward, backward, inference), then ``inner_compiler(gm, example_inputs)`` (default: run
     the re-inplaced graph as it is). Options as in this module's docstring."""
-    if policy not in POLICIES:
-        raise ValueError(f"fxinplace.compile: unknown policy {policy!r}; expected one of {POLICIES}")
+    if policy not in (*POLICIES, "none"):
+        raise ValueError(
+            f"fxinplace.compile: unknown policy {policy!r}; expected one of {(*POLICIES, 'none')}"
+        )
     from functorch.compile import min_cut_rematerialization_partition
     from torch._dynamo.backends.common import aot_autograd
 

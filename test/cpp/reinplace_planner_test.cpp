@@ -61,6 +61,34 @@ class Builder {
   // auto_functionalized_v2 over `bases` (each cloned unless listed in
   // `uncloned`), also reading `direct`; returns (node, getitem of each base's
   // new value). The op itself returns nothing.
+  // _foreach_op(self_list, *other_lists): result k (fresh, like self_list[k])
+  // may be written into self_list[k]; returns (node, getitem of each result).
+  std::pair<NodeId, std::vector<NodeId>> foreach_op(std::vector<NodeId> self_list,
+                                                    std::vector<NodeId> others = {}) {
+    Node n;
+    n.kind = NodeKind::kForeach;
+    n.operands = self_list;
+    n.operands.insert(n.operands.end(), others.begin(), others.end());
+    for (size_t k = 0; k < self_list.size(); ++k) {
+      TensorValue fresh = g.at(self_list[k]).results[0];
+      fresh.storage = g.new_storage();
+      n.results.push_back(fresh);
+      n.slots.push_back(WriteSlot{self_list[k], static_cast<int32_t>(k), static_cast<int32_t>(k), false});
+    }
+    NodeId node = g.add(std::move(n));
+    std::vector<NodeId> items;
+    for (size_t k = 0; k < self_list.size(); ++k) {
+      Node item;
+      item.kind = NodeKind::kGetItem;
+      item.item_of = node;
+      item.item_index = static_cast<int32_t>(k);
+      item.operands = {node};
+      item.results.push_back(g.at(node).results[k]);
+      items.push_back(g.add(std::move(item)));
+    }
+    return {node, items};
+  }
+
   std::pair<NodeId, std::vector<NodeId>> auto_functionalized(std::vector<NodeId> bases,
                                                              std::vector<NodeId> direct = {},
                                                              std::vector<size_t> uncloned = {}) {
@@ -567,4 +595,76 @@ TEST(Planner, MetadataReadsDoNotKeepABufferAlive) {
   b.output({r});
   Plan p = b.plan();
   EXPECT_EQ(at(p, r).action, Action::kInplace);
+}
+
+// ---- _foreach_* ops: one slot per element of the first list, all or none
+
+// a, b = clone(x), clone(y); ys = _foreach_mul([a, b], 2); return ys
+// Both elements are dead afterwards: _foreach_mul_([a, b], 2).
+TEST(Foreach, DeadElementsAreWrittenInPlace) {
+  Builder b;
+  NodeId a = b.op({b.input({4})}, {4}, false);
+  NodeId c = b.op({b.input({3})}, {3}, false);
+  auto [fe, items] = b.foreach_op({a, c});
+  b.output({items[0], items[1]});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, fe).action, Action::kInplace);
+  EXPECT_TRUE(at(p, fe).slots[0].in_place && at(p, fe).slots[1].in_place);
+}
+
+// ys = _foreach_mul([a, b], 2); r = add(b, 1): b is read later, and the in-place
+// form would write b too, so the whole node stays functional (a included).
+TEST(Foreach, OneElementReadLaterKeepsTheWholeNode) {
+  Builder b;
+  NodeId a = b.op({b.input({4})}, {4}, false);
+  NodeId c = b.op({b.input({3})}, {3}, false);
+  auto [fe, items] = b.foreach_op({a, c});
+  NodeId r = b.op({c}, {3}, false);
+  b.output({items[0], items[1], r});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, fe).action, Action::kKeep);
+  EXPECT_EQ(at(p, fe).reason, Reason::kUsedLater);
+  EXPECT_EQ(at(p, fe).culprit, r);
+  EXPECT_FALSE(at(p, fe).slots[0].in_place);  // acceptable alone, but not taken without b
+}
+
+// ys = _foreach_add([a, b], [b, a]): writing a in place would change what the
+// second element reads (b's other operand is a). Refused.
+TEST(Foreach, AnElementReadByAnotherElementsOperandIsRefused) {
+  Builder b;
+  NodeId a = b.op({b.input({4})}, {4}, false);
+  NodeId c = b.op({b.input({4})}, {4}, false);
+  auto [fe, items] = b.foreach_op({a, c}, {c, a});
+  b.output({items[0], items[1]});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, fe).action, Action::kKeep);
+}
+
+// The same tensor twice in the list: the in-place form would update it twice.
+TEST(Foreach, AnElementListedTwiceIsRefused) {
+  Builder b;
+  NodeId a = b.op({b.input({4})}, {4}, false);
+  auto [fe, items] = b.foreach_op({a, a});
+  b.output({items[0], items[1]});
+  EXPECT_EQ(at(b.plan(), fe).action, Action::kKeep);
+}
+
+// Optimizer state: ys = _foreach_mul([m, v], 0.9); copy_(m, ys[0]); copy_(v, ys[1])
+// With the epilogue rule the state is updated in place and both copies go.
+TEST(Foreach, StateWrittenBackIsUpdatedInPlaceWithTheEpilogueRule) {
+  for (bool reuse : {false, true}) {
+    Builder b;
+    NodeId m = b.input({4});
+    NodeId v = b.input({3});
+    auto [fe, items] = b.foreach_op({m, v});
+    NodeId back_m = b.write_back(m, items[0]);
+    NodeId back_v = b.write_back(v, items[1]);
+    b.output({});
+    PlanOptions options;
+    options.reuse_written_back_inputs = reuse;
+    Plan p = b.plan(options);
+    EXPECT_EQ(at(p, fe).action, reuse ? Action::kInplace : Action::kKeep);
+    EXPECT_EQ(at(p, back_m).action, reuse ? Action::kRemoveCopy : Action::kKeep);
+    EXPECT_EQ(at(p, back_v).action, reuse ? Action::kRemoveCopy : Action::kKeep);
+  }
 }
