@@ -90,7 +90,8 @@ class ReinplaceCheckError(AssertionError):
     e.g. an input's final contents), `operand` the operand concerned (or None),
     `reason` a stable identifier ("wrong_value", "input_written",
     "operand_overlaps_self", ..., "raised"; "cannot_check" when the checker
-    could not model the graphs, `cannot_check` is then True).
+    could not model the graphs, "functional_raised" (FunctionalGraphRaisedError)
+    when the functional graph raises on the sample args; `cannot_check` is then True).
     """
 
     def __init__(
