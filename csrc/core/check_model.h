@@ -30,7 +30,7 @@ struct TensorRef {
 
 struct StorageDecl {
   int64_t nbytes = 0;       // size when the storage first appears
-  int64_t granularity = 1;  // bytes per cell; divides the itemsize of every tensor on it
+  int64_t granularity = 1;  // bytes per cell to start with; divides the itemsize of every tensor on it
   int32_t input = -1;       // index into CheckProblem::inputs; -1: memory the graph allocates
 };
 

@@ -148,6 +148,10 @@ void TagMemory::check_in_bounds(const TensorRef& ref, const std::string& what) c
 
 std::vector<Tag> TagMemory::read(const TensorRef& ref, int64_t unit) const {
   const Storage& s = storages_.at(ref.storage);
+  // A cell's bytes need not be consecutive past a unit: reading wider units
+  // than the cells would drop the tags of all but a unit's first cell.
+  if (unit <= 0 || s.granularity % unit != 0 || ref.itemsize % unit != 0)
+    throw CannotCheck("a read in units that do not divide its storage's cells");
   const std::vector<int64_t> addresses = element_addresses(ref);
   const int64_t per_element = ref.itemsize / unit;
   std::vector<Tag> tags;
@@ -162,14 +166,47 @@ std::vector<Tag> TagMemory::read(const TensorRef& ref, int64_t unit) const {
   return tags;
 }
 
+bool TagMemory::fits_cells(const Storage& s, const std::vector<Tag>& tags, int64_t unit) {
+  const int64_t per_cell = s.granularity / unit;
+  for (size_t first = 0; first < tags.size(); first += static_cast<size_t>(per_cell)) {
+    for (int64_t k = 1; k < per_cell; ++k) {
+      const Tag t = tags[first + static_cast<size_t>(k)];
+      if (tags[first] == 0 ? t != 0 : t != tags[first] + static_cast<Tag>(k * unit)) return false;
+    }
+  }
+  return true;
+}
+
+void TagMemory::refine(Storage& s, int64_t granularity) {
+  const int64_t split = s.granularity / granularity;
+  std::vector<Tag> cells;
+  std::vector<int32_t> writers;
+  cells.reserve(s.cells.size() * static_cast<size_t>(split));
+  writers.reserve(cells.capacity());
+  for (size_t c = 0; c < s.cells.size(); ++c) {
+    for (int64_t k = 0; k < split; ++k) {
+      cells.push_back(s.cells[c] == 0 ? 0 : s.cells[c] + static_cast<Tag>(k * granularity));
+      writers.push_back(s.writers[c]);
+    }
+  }
+  s.cells = std::move(cells);
+  s.writers = std::move(writers);
+  s.granularity = granularity;
+}
+
 void TagMemory::write(const TensorRef& dst, const std::vector<Tag>& tags, int64_t unit, int32_t writer) {
   Storage& s = storages_.at(dst.storage);
-  const int64_t g = s.granularity;
-  if (g % unit != 0 && unit % g != 0) throw CannotCheck("incompatible cell sizes in one copy");
+  if (unit <= 0 || dst.itemsize % unit != 0 || (s.granularity % unit != 0 && unit % s.granularity != 0))
+    throw CannotCheck("incompatible cell sizes in one copy");
   const std::vector<int64_t> addresses = element_addresses(dst);
   const int64_t per_element = dst.itemsize / unit;
   if (tags.size() != addresses.size() * static_cast<size_t>(per_element))
     throw CannotCheck("a write's source and destination differ in size");
+  // Units narrower than the cells (bytes moved through a view of a narrower
+  // dtype) fit only while each cell's units are consecutive bytes of one value;
+  // otherwise the storage is cut into cells of the unit, which holds anything.
+  if (s.granularity > unit && !fits_cells(s, tags, unit)) refine(s, unit);
+  const int64_t g = s.granularity;
   size_t next = 0;
   for (int64_t a : addresses) {
     if (g <= unit) {
@@ -184,16 +221,10 @@ void TagMemory::write(const TensorRef& dst, const std::vector<Tag>& tags, int64_
       }
       continue;
     }
-    // A cell spans several units: they must be consecutive bytes of one value
-    // (or all uninitialised) for the cell to hold them.
+    // A cell spans several units, consecutive bytes of one value (fits_cells):
+    // it keeps the first one's tag.
     for (int64_t c = 0; c < dst.itemsize / g; ++c) {
-      const Tag first = tags[next];
-      for (int64_t k = 1; k < g / unit; ++k) {
-        const Tag t = tags[next + static_cast<size_t>(k)];
-        if (first == 0 ? t != 0 : t != first + static_cast<Tag>(k * unit))
-          throw CannotCheck("bytes of different values would share one cell (mixed-dtype views)");
-      }
-      s.cells[static_cast<size_t>(a / g + c)] = first;
+      s.cells[static_cast<size_t>(a / g + c)] = tags[next];
       s.writers[static_cast<size_t>(a / g + c)] = writer;
       next += static_cast<size_t>(g / unit);
     }

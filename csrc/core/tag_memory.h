@@ -47,7 +47,11 @@ class TagSpace {
 
 // One graph's memory. A storage is cut into cells of `granularity` bytes; a
 // cell stores the tag of its first byte, the others following consecutively
-// (byte b of a cell tagged t is t + b), which every write keeps true.
+// (byte b of a cell tagged t is t + b), which every write keeps true. A cell is
+// thus a compressed run of byte tags: a storage starts with cells as wide as
+// its tensors' elements allow, and is cut into narrower ones the first time a
+// write (through a view of a narrower dtype) puts bytes of different values
+// into one cell. Comparisons are byte for byte whatever the cells.
 class TagMemory {
  public:
   TagMemory(const CheckGraph& graph, const TagSpace& space);
@@ -59,9 +63,11 @@ class TagMemory {
   int32_t byte_writer(int32_t storage, int64_t byte) const;
   void grow(int32_t storage, int64_t nbytes);
 
-  // The tags of every element of `ref`, `unit` bytes apart (unit divides the itemsize).
+  // The tags of every element of `ref`, `unit` bytes apart (unit divides the
+  // itemsize and the storage's current cells).
   std::vector<Tag> read(const TensorRef& ref, int64_t unit) const;
-  // Writes `tags` (as `read` returns them, at `unit`) into the elements of `dst`.
+  // Writes `tags` (as `read` returns them, at `unit`) into the elements of `dst`,
+  // narrowing dst's storage's cells to `unit` where they cannot hold them.
   void write(const TensorRef& dst, const std::vector<Tag>& tags, int64_t unit, int32_t writer);
   // Checks `ref` lies in its storage and its itemsize is a multiple of the cells.
   void check_in_bounds(const TensorRef& ref, const std::string& what) const;
@@ -73,6 +79,11 @@ class TagMemory {
     std::vector<Tag> cells;
     std::vector<int32_t> writers;  // per cell: who wrote it last, for messages
   };
+  // Whether `tags` (at `unit`, a divisor of s's cells) are runs of consecutive
+  // bytes, one per cell, so that s's cells can hold them.
+  static bool fits_cells(const Storage& s, const std::vector<Tag>& tags, int64_t unit);
+  // Cuts every cell of `s` into cells of `granularity` bytes (a divisor), same tags.
+  static void refine(Storage& s, int64_t granularity);
   std::vector<Storage> storages_;
 };
 

@@ -1,6 +1,6 @@
 """fxinplace: native re-inplacing and functionalization for PyTorch FX graphs."""
 
-from fxinplace._check import ReinplaceCheckError, check_reinplaced
+from fxinplace._check import FunctionalGraphRaisedError, ReinplaceCheckError, check_reinplaced
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._functionalize import functionalize
 from fxinplace._reinplace import reinplace, reinplace_report
@@ -9,6 +9,7 @@ from fxinplace._version import __version__
 
 __all__ = [
     "Decision",
+    "FunctionalGraphRaisedError",
     "ReinplaceCheckError",
     "ReinplaceInputError",
     "ReinplaceReport",

@@ -90,7 +90,8 @@ class ReinplaceCheckError(AssertionError):
     e.g. an input's final contents), `operand` the operand concerned (or None),
     `reason` a stable identifier ("wrong_value", "input_written",
     "operand_overlaps_self", ..., "raised"; "cannot_check" when the checker
-    could not model the graphs, `cannot_check` is then True).
+    could not model the graphs, "functional_raised" (FunctionalGraphRaisedError)
+    when the functional graph raises on the sample args; `cannot_check` is then True).
     """
 
     def __init__(
@@ -109,8 +110,24 @@ class ReinplaceCheckError(AssertionError):
         self.cannot_check = cannot_check
 
 
+class FunctionalGraphRaisedError(ReinplaceCheckError, RuntimeError):
+    """The functional graph itself raises when run on the sample args, so it
+    defines no values to check the rewrite against. Not a verdict on the
+    rewrite: the graph is broken for these args (make_fx, for one, keeps an op
+    that raised inside a try/except of the traced program). A RuntimeError as
+    well as a ReinplaceCheckError (with `cannot_check` True, `reason`
+    "functional_raised"); `node` names the functional graph's node that raised.
+    """
+
+
 class _CannotCheck(Exception):
     pass
+
+
+class _FunctionalRaised(_CannotCheck):
+    def __init__(self, message: str, node: str) -> None:
+        super().__init__(message)
+        self.node = node
 
 
 def check_reinplaced(functional_gm: GraphModule, reinplaced_gm: GraphModule, *sample_args: Any) -> None:
@@ -129,6 +146,13 @@ def check_reinplaced(functional_gm: GraphModule, reinplaced_gm: GraphModule, *sa
         functional.run()
         rewritten = _Recorder(reinplaced_gm, inputs, slots, functional)
         failure = rewritten.run()
+    except _FunctionalRaised as e:
+        raise FunctionalGraphRaisedError(
+            f"fxinplace: cannot check the rewritten graph: {e}; it defines no values to check against",
+            node=e.node,
+            reason="functional_raised",
+            cannot_check=True,
+        ) from e.__cause__
     except _CannotCheck as e:
         raise ReinplaceCheckError(
             f"fxinplace: cannot check the rewritten graph: {e}", reason="cannot_check", cannot_check=True
@@ -411,7 +435,7 @@ class _Recorder:
             message = f"node {node.name} ({_op_name(node.target)}) raised when run on the sample args: "
             message += f"{type(e).__name__}: {e}"
             if self.functional is None:
-                raise _CannotCheck(f"the functional graph's {message}") from e
+                raise _FunctionalRaised(f"the functional graph's {message}", node.name) from e
             # Still check what it read: a wrong operand is the likelier cause,
             # and is reported first (same position, found first).
             _Translator(self, node, snap_args, snap_kwargs, args, kwargs, None).reads_only()

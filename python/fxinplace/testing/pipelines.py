@@ -26,7 +26,10 @@ Attribution:
 
 Exceptions from fxinplace count as clear, documented errors when they are
 ``fxinplace.ReinplaceInputError`` or a ``RuntimeError`` naming fxinplace; any other
-exception from fxinplace is an internal error.
+exception from fxinplace is an internal error. ``reinplace(..., check=True)`` raising
+``fxinplace.FunctionalGraphRaisedError`` (the functional graph raises on the sample args, so
+there is nothing to check against) is clear where the functional graph raised in the
+harness's own run too, and internal where it did not.
 """
 
 from __future__ import annotations
@@ -323,7 +326,7 @@ class _ProgramCheck:
                 reinplaced = out
             reinplaced.graph.lint()
         except Exception as exc:  # noqa: BLE001
-            result.findings.append(_error_finding(exc, "reinplace", "reinplace"))
+            result.findings.append(self._reinplace_failed(p, gm, exc))
             return result
         result.ran = True
         for n in oracle_sizes:
@@ -339,6 +342,16 @@ class _ProgramCheck:
                 signature = f"re-inplaced graph differs from the functional graph{at}: {check}"
                 result.findings.append(Finding(WRONG, "reinplace", signature, detail))
         return result
+
+    def _reinplace_failed(self, p: Pipeline, gm: torch.fx.GraphModule, exc: BaseException) -> Finding:
+        """The pass or its check raised. The checker refusing a functional graph that raises on the
+        sample args is a clear error when our own run of that graph raised too (that failure is the
+        functional graph's finding); if ours did not, the checker ran it differently: internal."""
+        finding = _error_finding(exc, "reinplace", "reinplace")
+        if isinstance(exc, fxinplace.FunctionalGraphRaisedError):
+            raised = self.functional_run(p, gm, self.sizes[0]).error is not None
+            finding.kind = CLEAR if raised else INTERNAL
+        return finding
 
     def _functional_findings(self, p: Pipeline, gm: torch.fx.GraphModule, n: int) -> list[Finding]:
         stock = p.functionalizer == "torch.func"
