@@ -103,6 +103,11 @@ struct CheckProblem {
   std::vector<Slot> slots;
   CheckGraph functional;
   CheckGraph rewritten;
+  // Any rewritten node may write graph-input bytes that the functional graph
+  // writes back (reinplace's policy="compile": a written-back input's new value
+  // computed in its own memory). The other rules still prove every read and
+  // the inputs' final contents; without it only write-backs and custom ops may.
+  bool inputs_written_back_may_be_written = false;
 };
 
 enum class Outcome : uint8_t { kOk, kViolation, kCannotCheck };

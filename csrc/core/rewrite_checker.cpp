@@ -224,7 +224,8 @@ class Checker {
       const int64_t first = e.kind == EffectKind::kGrow ? 0 : first_address(e.dst);
       throw Found{-1, "constant_written", "writes module constant " + in.name + where(first)};
     }
-    const bool may = node.write_rule == WriteRule::kWriteBack || node.write_rule == WriteRule::kCustomOp;
+    const bool may = node.write_rule == WriteRule::kWriteBack || node.write_rule == WriteRule::kCustomOp ||
+                     problem_.inputs_written_back_may_be_written;
     if (e.kind == EffectKind::kGrow) {
       if (node.write_rule != WriteRule::kWriteBack)
         throw Found{-1, "input_written", "resizes graph input " + in.name + ", which is not a write-back"};

@@ -82,9 +82,9 @@ CheckGraph read_graph(const py::handle& h) {
   return g;
 }
 
-// (inputs, slots, functional, rewritten); input = (name, nbytes, itemsize,
-// constant); slot = (name, sizes, itemsize, dtype). Returns (outcome, node, operand,
-// reason, message).
+// (inputs, slots, functional, rewritten[, inputs_written_back_may_be_written]); input = (name, nbytes,
+// itemsize, constant); slot = (name, sizes, itemsize, dtype). Returns (outcome, node, operand, reason,
+// message).
 py::tuple check(const py::tuple& problem_tuple) {
   CheckProblem problem;
   for (const py::handle& item : problem_tuple[0].cast<py::list>()) {
@@ -99,6 +99,7 @@ py::tuple check(const py::tuple& problem_tuple) {
   }
   problem.functional = read_graph(problem_tuple[2]);
   problem.rewritten = read_graph(problem_tuple[3]);
+  if (problem_tuple.size() > 4) problem.inputs_written_back_may_be_written = problem_tuple[4].cast<bool>();
   CheckResult result;
   {
     py::gil_scoped_release release;

@@ -111,8 +111,8 @@ class GraphBuilder {
     return slotted(NodeKind::kAutoFunctionalized, name, std::move(operands), results, slots);
   }
 
-  NodeId foreach(std::string name, std::vector<NodeId> operands, const Results& results,
-                 const std::vector<NodeId>& self_list) {
+  NodeId foreach (std::string name, std::vector<NodeId> operands, const Results& results,
+                  const std::vector<NodeId>& self_list) {
     SlotRecords slots;
     for (size_t k = 0; k < self_list.size(); ++k) {
       auto item = static_cast<int32_t>(k);

@@ -18,7 +18,7 @@ struct OpName {
 };
 
 struct OpFacts {
-  bool found = false;           // the dispatcher knows this overload
+  bool found = false;                // the dispatcher knows this overload
   bool self_is_tensor = false;       // first argument is exactly `Tensor`
   bool self_is_tensor_list = false;  // first argument is `Tensor[]` (the `_foreach_*` ops)
   core::ViewKind view = core::ViewKind::kNone;

@@ -280,6 +280,8 @@ class OpFacts:
     @property
     def self_is_tensor(self) -> bool: ...
     @property
+    def self_is_tensor_list(self) -> bool: ...
+    @property
     def view(self) -> ViewKind: ...
 
 class Symbol:
@@ -379,6 +381,25 @@ class GraphBuilder:
     def dump(self, reuse_written_back_inputs: bool = False) -> str:
         """
         The planner's input as text, with today's decisions as expectations (see test/cpp/cases).
+        """
+    def foreach(
+        self,
+        name: str,
+        operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        results: collections.abc.Sequence[
+            tuple[
+                typing.SupportsInt | typing.SupportsIndex,
+                collections.abc.Sequence[int | Symbol],
+                collections.abc.Sequence[int | Symbol],
+                int | Symbol,
+                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
+                typing.SupportsInt | typing.SupportsIndex,
+            ]
+        ],
+        self_list: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> int:
+        """
+        A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order (result k may be written into self_list[k]; all or none).
         """
     def getitem(
         self,

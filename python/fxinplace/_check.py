@@ -130,12 +130,20 @@ class _FunctionalRaised(_CannotCheck):
         self.node = node
 
 
-def check_reinplaced(functional_gm: GraphModule, reinplaced_gm: GraphModule, *sample_args: Any) -> None:
+def check_reinplaced(
+    functional_gm: GraphModule,
+    reinplaced_gm: GraphModule,
+    *sample_args: Any,
+    inputs_written_back_may_be_written: bool = False,
+) -> None:
     """Raise ReinplaceCheckError unless `reinplaced_gm` provably computes what
     `functional_gm` computes on `sample_args` (outputs, output aliasing, inputs'
     final contents), writes no graph input but by write-backs, and breaks no
     aliasing rule of its in-place ops. Graphs are checked at the sample args'
-    concrete sizes."""
+    concrete sizes. inputs_written_back_may_be_written: any node may write the
+    bytes of a graph input that the functional graph writes back (what
+    `reinplace(policy="compile")` does); every read and the final contents are
+    still proven."""
     for gm in (functional_gm, reinplaced_gm):
         if not isinstance(gm, GraphModule):
             raise TypeError(f"check_reinplaced expects torch.fx.GraphModules, got {type(gm).__name__}")
@@ -157,7 +165,13 @@ def check_reinplaced(functional_gm: GraphModule, reinplaced_gm: GraphModule, *sa
         raise ReinplaceCheckError(
             f"fxinplace: cannot check the rewritten graph: {e}", reason="cannot_check", cannot_check=True
         ) from e
-    problem = (inputs.table(), slots, functional.graph_tuple(), rewritten.graph_tuple())
+    problem = (
+        inputs.table(),
+        slots,
+        functional.graph_tuple(),
+        rewritten.graph_tuple(),
+        inputs_written_back_may_be_written,
+    )
     outcome, index, operand, reason, message = _C.check_rewrite(problem)
     # Findings are (position, node, operand, reason, message, cannot_check); the
     # earliest in the rewritten graph is reported.

@@ -44,7 +44,12 @@ def reinplace_report(
     functional = _check.copy_functional(gm) if check else None
     report = _reinplace_report(gm, sample_args, metadata="auto", options=options)
     if functional is not None:
-        _check.check_reinplaced(functional, gm, *sample_args)
+        _check.check_reinplaced(
+            functional,
+            gm,
+            *sample_args,
+            inputs_written_back_may_be_written=options["reuse_written_back_inputs"],
+        )
     return report
 
 
