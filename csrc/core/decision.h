@@ -65,7 +65,8 @@ struct Decision {
   Reason reason = Reason::kNotCandidate;
   NodeId culprit = kNoNode;         // the later use or the aliasing operand behind a refusal
   NodeId replacement = kNoNode;     // for a rewritten node: who its users read instead
-  std::vector<SlotDecision> slots;  // auto_functionalized_v2 only: one per base slot
+  std::vector<SlotDecision> slots;  // auto_functionalized_v2 / _foreach_*: one per write slot
+  int32_t slot = 0;                 // ATen ops: the write slot taken (0: self)
 };
 
 }  // namespace fxinplace::core

@@ -51,6 +51,12 @@ struct TensorValue {
   int32_t dtype = -1;
 };
 
+// How an ATen op's result gets into a slot's target.
+//   kSelf:    foo(a, b)          -> foo_(a, b)          (the target is `self`)
+//   kSwapped: foo(a, b)          -> foo_(b, a)          (commutative foo, the target is `b`)
+//   kOut:     foo(a, b)          -> foo.out(a, b, out=target)  (elementwise foo, any operand)
+enum class Destination : uint8_t { kSelf, kSwapped, kOut };
+
 // A buffer a node may write one of its results into instead of allocating it:
 // `self` for an op with a `foo_` overload (or a scatter), each base of an
 // auto_functionalized_v2 node, each element of a `_foreach_*` op's first list.
@@ -64,6 +70,9 @@ struct WriteSlot {
   // The node already writes `target` (an auto_functionalized_v2 base that is
   // not cloned, as another pass left it): decided, and a write to reckon with.
   bool already_in_place = false;
+  // ATen ops: slot 0 is `self` (kSelf); further slots are other operands the
+  // result may go into (PlanOptions::dead_operand_destinations), in order.
+  Destination via = Destination::kSelf;
 };
 
 struct Node {

@@ -87,10 +87,15 @@ std::optional<Decision> Walk::check_other_operands(NodeId i, const WriteSlot& sl
   const Node& node = g_.at(i);
   NodeId me = rep(slot.target);
   StorageId my_class = classes_.root(value(me)->storage);
+  // An ATen op's slots are alternatives (self, or a dead operand): only the
+  // one tried is written; every other operand is an ordinary read.
+  const bool alternatives = node.kind == NodeKind::kOp;
   std::vector<NodeId> slot_targets;
-  for (const WriteSlot& s : node.slots) slot_targets.push_back(s.target);
+  if (alternatives) slot_targets.push_back(slot.target);
+  for (const WriteSlot& s : node.slots)
+    if (!alternatives) slot_targets.push_back(s.target);
   const Decision& so_far = decisions_[static_cast<size_t>(i)];
-  for (size_t k = 0; k < node.slots.size(); ++k) {
+  for (size_t k = 0; k < node.slots.size() && !alternatives; ++k) {
     const WriteSlot& other = node.slots[k];
     if (&other == &slot) continue;
     bool writes = other.already_in_place || (k < so_far.slots.size() && so_far.slots[k].in_place);

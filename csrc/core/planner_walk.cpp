@@ -63,9 +63,9 @@ void Walk::decide(NodeId i) {
 
 // Metadata checks for swapping `foo` for `foo_`: the result must be exactly
 // what `self` can hold.
-Decision Walk::check_op_metadata(const Node& node, const TensorValue& self) const {
+Decision Walk::check_op_metadata(const Node& node, const WriteSlot& slot, const TensorValue& self) const {
   bool is_scatter = node.scatter.kind != ScatterKind::kNone;
-  if (!is_scatter && !node.has_inplace) return refuse(Reason::kNoInplaceVariant);
+  if (!is_scatter && !node.has_inplace && slot.via != Destination::kOut) return refuse(Reason::kNoInplaceVariant);
   if (node.is_resize) return Decision{};
   const TensorValue* result = node.results.size() == 1 ? &node.results[0] : nullptr;
   if (!result) return refuse(Reason::kResultNotSingleTensor);
@@ -88,35 +88,43 @@ Decision Walk::check_op_metadata(const Node& node, const TensorValue& self) cons
 
 void Walk::decide_op(NodeId i) {
   const Node& node = g_.at(i);
-  const WriteSlot& slot = node.slots.front();
-  NodeId self_node = rep(slot.target);
-  const TensorValue* self = value(self_node);
-  if (!self) return;
-  Decision& out = decisions_[static_cast<size_t>(i)];
-  Decision local = check_op_metadata(node, *self);
-  if (local.reason != Reason::kNotCandidate) {
-    out = local;
-    return;
+  // Slot 0 is `self`; the others (dead operands as destinations) only when
+  // asked, and only when `self` cannot be written: the stock pass's choice
+  // comes first, and its refusal is what the node reports otherwise.
+  size_t tries = options_.dead_operand_destinations ? node.slots.size() : 1;
+  Decision first;
+  for (size_t k = 0; k < tries; ++k) {
+    Decision d = try_slot(i, k);
+    if (d.action != Action::kKeep) {
+      decisions_[static_cast<size_t>(i)] = d;
+      return;
+    }
+    if (k == 0) first = d;
   }
-  if (auto refused = check_write(i, slot, i, node.pointwise)) {
-    out = *refused;
-    return;
-  }
+  decisions_[static_cast<size_t>(i)] = first;
+}
+
+Decision Walk::try_slot(NodeId i, size_t k) {
+  const Node& node = g_.at(i);
+  const WriteSlot& slot = node.slots[k];
+  NodeId target = rep(slot.target);
+  const TensorValue* self = value(target);
+  if (!self) return refuse(Reason::kNotCandidate);
+  Decision local = check_op_metadata(node, slot, *self);
+  if (local.reason != Reason::kNotCandidate) return local;
+  if (auto refused = check_write(i, slot, i, node.pointwise)) return *refused;
   std::vector<NodeId> removable;
-  if (auto refused = check_pending_scatters(i, self->storage, removable)) {
-    out = *refused;
-    return;
-  }
-  if (layout_change_is_visible(i, self_node) ||
-      (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, self_node))) {
-    out = refuse(Reason::kLayoutSensitiveUse);
-    return;
-  }
+  if (auto refused = check_pending_scatters(i, self->storage, removable)) return *refused;
+  if (layout_change_is_visible(i, target) || (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, target)))
+    return refuse(Reason::kLayoutSensitiveUse);
+  Decision out;
   out.action = node.scatter.kind != ScatterKind::kNone ? Action::kScatterToCopy : Action::kInplace;
   out.reason = Reason::kDone;
-  out.replacement = self_node;
+  out.replacement = target;
+  out.slot = static_cast<int32_t>(k);
   accept(slot, i, node.results.empty() ? kNoNode : node.results[0].storage);
   for (NodeId j : removable) remove_scatter(j);
+  return out;
 }
 
 // Scatters still ahead that read `s`'s class: each must write back exactly a

@@ -30,8 +30,10 @@ class Walk {
   // ---- planner_walk.cpp
   void decide(NodeId i);
   void decide_op(NodeId i);
+  // The decision for writing node i's result into write slot k, or why not.
+  Decision try_slot(NodeId i, size_t k);
   Decision refuse(Reason r, NodeId culprit = kNoNode) const;
-  Decision check_op_metadata(const Node& node, const TensorValue& self) const;
+  Decision check_op_metadata(const Node& node, const WriteSlot& slot, const TensorValue& self) const;
   std::optional<Decision> check_pending_scatters(NodeId i, StorageId s, std::vector<NodeId>& removable);
   bool inverts_a_view(NodeId j, StorageId s);
   void remove_scatter(NodeId j);

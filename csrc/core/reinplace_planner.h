@@ -21,6 +21,11 @@ struct PlanOptions {
   // bases always may (a custom op mutating its input in place is what the
   // program asked for); for ATen ops it changes the code the stock pass makes.
   bool reuse_written_back_inputs = false;
+  // When `self` cannot be written, let an elementwise op write its result
+  // into another operand that is dead afterwards: `add(a, b)` -> `b.add_(a)`
+  // for commutative ops, `foo(a, b)` -> `foo.out(a, b, out=b)` where foo has
+  // an out= form (the stock pass never does either).
+  bool dead_operand_destinations = false;
 };
 
 struct Plan {

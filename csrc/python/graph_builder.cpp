@@ -63,7 +63,8 @@ class GraphBuilder {
   NodeId op(std::string name, const OpFacts& facts, std::optional<NodeId> self, std::vector<NodeId> operands,
             const Results& results,
             std::optional<std::tuple<std::vector<Int>, std::vector<Int>, std::vector<Int>>> scatter_args,
-            std::optional<NodeId> scatter_src, std::optional<GeometryRecord> scatter_view) {
+            std::optional<NodeId> scatter_src, std::optional<GeometryRecord> scatter_view,
+            const std::vector<std::tuple<NodeId, Destination>>& destinations) {
     Node n = leaf(NodeKind::kOp, name, results);
     n.view = facts.view;
     n.has_inplace = facts.has_inplace;
@@ -79,6 +80,15 @@ class GraphBuilder {
       // `self` passed twice (mul(a, a)) must be seen twice.
       if (facts.self_is_tensor && !facts.mutates && facts.view == ViewKind::kNone && !n.results.empty())
         n.slots.push_back(WriteSlot{*self, 0, 0, false});
+    }
+    // Other operands the result may go into: only after `self` (slot 0).
+    for (const auto& [target, via] : destinations) {
+      at(target);
+      if (n.slots.empty()) break;  // no self to write first: none of the others either
+      if (via == Destination::kSelf) throw py::value_error("a destination other than self is SWAPPED or OUT");
+      WriteSlot slot{target, 0, 0, false};
+      slot.via = via;
+      n.slots.push_back(slot);
     }
     n.scatter.kind = facts.scatter;
     if (facts.scatter != ScatterKind::kNone) {
@@ -133,13 +143,14 @@ class GraphBuilder {
 
   // The planner's input as text, with the plan's decisions as `expect` lines
   // (core/graph_text.h): a case a C++ test can replay.
-  std::string dump(bool reuse_written_back_inputs) {
-    return graph_to_text(g_) + expectations_to_text(plan(reuse_written_back_inputs));
+  std::string dump(bool reuse_written_back_inputs, bool dead_operand_destinations) {
+    return graph_to_text(g_) + expectations_to_text(plan(reuse_written_back_inputs, dead_operand_destinations));
   }
 
-  Plan plan(bool reuse_written_back_inputs) {
+  Plan plan(bool reuse_written_back_inputs, bool dead_operand_destinations) {
     PlanOptions options;
     options.reuse_written_back_inputs = reuse_written_back_inputs;
+    options.dead_operand_destinations = dead_operand_destinations;
     return plan_reinplace(g_, options);
   }
 
@@ -205,9 +216,10 @@ void bind_graph_builder(py::module_& m) {
       .def("output", &GraphBuilder::output, py::arg("name"), py::arg("operands"))
       .def("op", &GraphBuilder::op, py::arg("name"), py::arg("facts"), py::arg("self"), py::arg("operands"),
            py::arg("results"), py::arg("scatter_args") = py::none(), py::arg("scatter_src") = py::none(),
-           py::arg("scatter_view") = py::none(),
+           py::arg("scatter_view") = py::none(), py::arg("destinations") = std::vector<std::tuple<NodeId, Destination>>{},
            "An ATen operator overload. scatter_args (ints, sizes, strides): a *_scatter's view arguments "
-           "when all are known; scatter_view: the geometry of that view on the recorded base.")
+           "when all are known; scatter_view: the geometry of that view on the recorded base; destinations: "
+           "other operands its result may go into (node, SWAPPED or OUT), tried in order after self.")
       .def("getitem", &GraphBuilder::getitem, py::arg("name"), py::arg("source"), py::arg("index"),
            py::arg("results"))
       .def(
@@ -222,8 +234,10 @@ void bind_graph_builder(py::module_& m) {
       .def("write_back", &GraphBuilder::write_back, py::arg("name"), py::arg("written_input"),
            py::arg("written"), py::arg("value"), py::arg("operands"), py::arg("results"),
            "A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).")
-      .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false)
+      .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false,
+           py::arg("dead_operand_destinations") = false)
       .def("dump", &GraphBuilder::dump, py::arg("reuse_written_back_inputs") = false,
+           py::arg("dead_operand_destinations") = false,
            "The planner's input as text, with today's decisions as expectations (see test/cpp/cases).");
 }
 

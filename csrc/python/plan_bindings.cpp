@@ -32,6 +32,10 @@ void bind_enums(py::module_& m) {
       .value("RESHAPE", core::LayoutUse::kReshape)
       .value("STRIDES", core::LayoutUse::kStrides)
       .value("ABSOLUTE", core::LayoutUse::kAbsolute);
+  py::enum_<core::Destination>(m, "Destination", "How an ATen op's result gets into a write slot's target.")
+      .value("SELF", core::Destination::kSelf)
+      .value("SWAPPED", core::Destination::kSwapped)
+      .value("OUT", core::Destination::kOut);
   py::enum_<core::ScatterKind>(m, "ScatterKind")
       .value("NONE", core::ScatterKind::kNone)
       .value("SELECT", core::ScatterKind::kSelect)
@@ -78,6 +82,10 @@ void bind_op_facts(py::module_& m) {
       .def_readonly("found", &tb::OpFacts::found)
       .def_readonly("self_is_tensor", &tb::OpFacts::self_is_tensor)
       .def_readonly("self_is_tensor_list", &tb::OpFacts::self_is_tensor_list)
+      .def_readonly("commutative", &tb::OpFacts::commutative)
+      .def_readonly("has_out", &tb::OpFacts::has_out)
+      .def_readonly("out_overload", &tb::OpFacts::out_overload)
+      .def_readonly("out_arg_name", &tb::OpFacts::out_arg_name)
       .def_readonly("view", &tb::OpFacts::view)
       .def_readonly("mutates", &tb::OpFacts::mutates)
       .def_readonly("pointwise", &tb::OpFacts::pointwise)
@@ -115,7 +123,9 @@ void bind_plan(py::module_& m) {
       .def_property_readonly("culprit", [](const core::Decision& d) { return node_or_none(d.culprit); })
       .def_property_readonly("replacement",
                              [](const core::Decision& d) { return node_or_none(d.replacement); })
-      .def_readonly("slots", &core::Decision::slots);
+      .def_readonly("slots", &core::Decision::slots)
+      .def_readonly("slot", &core::Decision::slot,
+                    "ATen ops: the write slot taken (0: self; then the destinations given to GraphBuilder.op)");
   py::class_<core::Plan>(m, "Plan", "One decision per node, in graph order.")
       .def_readonly("walks", &core::Plan::walks)
       .def("__len__", [](const core::Plan& p) { return p.decisions.size(); })

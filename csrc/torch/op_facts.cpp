@@ -92,6 +92,44 @@ void find_inplace_sibling(const std::string& name, const c10::FunctionSchema& sc
   facts.has_inplace = matches == 1;
 }
 
+// Tensor-tensor overloads whose two tensor operands commute. add.Tensor only
+// without alpha (the frontend checks that); sub, div, pow do not commute.
+bool is_commutative(const std::string& name, const std::string& overload) {
+  static const std::unordered_set<std::string> names = {
+      "aten::add",         "aten::mul",         "aten::maximum",     "aten::minimum",
+      "aten::bitwise_and", "aten::bitwise_or",  "aten::bitwise_xor", "aten::logical_and",
+      "aten::logical_or",  "aten::logical_xor", "aten::hypot"};
+  return names.count(name) && (overload == "Tensor" || overload.empty());
+}
+
+// `foo.out(args..., *, Tensor(a!) out) -> Tensor(a!)` for `foo(args...) -> Tensor`:
+// one written argument, returned, and the functional op's arguments otherwise.
+void find_out_overload(const std::string& name, const c10::FunctionSchema& schema, OpFacts& facts) {
+  if (schema.returns().size() != 1) return;
+  int matches = 0;
+  for (const std::string& ov : overloads_of(name)) {
+    auto candidate = c10::Dispatcher::singleton().findSchema({name, ov});
+    if (!candidate) continue;
+    const auto& args = candidate->schema().arguments();
+    std::vector<size_t> read_args;
+    int written = -1;
+    for (size_t k = 0; k < args.size(); ++k) {
+      if (writes(args[k])) {
+        written = written == -1 ? static_cast<int>(k) : -2;
+      } else {
+        read_args.push_back(k);
+      }
+    }
+    if (written < 0 || !args[static_cast<size_t>(written)].kwarg_only()) continue;
+    if (is_functional_variant(schema, candidate->schema(), read_args, 1, false)) {
+      facts.out_overload = ov;
+      facts.out_arg_name = args[static_cast<size_t>(written)].name();
+      ++matches;
+    }
+  }
+  facts.has_out = matches == 1;
+}
+
 }  // namespace
 
 OpFacts op_facts(const std::string& name, const std::string& overload) {
@@ -129,6 +167,8 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
     facts.layout_use = LayoutUse::kStrides;
   if (facts.view != ViewKind::kNone || facts.mutates) return facts;
   find_inplace_sibling(name, schema, facts);
+  facts.commutative = facts.has_inplace && is_commutative(name, overload);
+  if (facts.pointwise) find_out_overload(name, schema, facts);
   return facts;
 }
 

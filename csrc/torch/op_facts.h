@@ -44,6 +44,13 @@ struct OpFacts {
   // resize_ / as_strided_: how functionalization gives an input its new shape
   // before writing it back with copy_.
   bool metadata_write_back = false;
+  // foo(a, b) == foo(b, a) for its two tensor operands (add without alpha, mul, ...).
+  bool commutative = false;
+  // The `foo.out` overload computing this op into one written argument
+  // (`out_arg_name`), the other arguments the same: when exactly one matches.
+  std::string out_overload;
+  std::string out_arg_name;
+  bool has_out = false;
 };
 
 // `name` is qualified ("aten::add"), `overload` may be empty for `.default`.

@@ -21,7 +21,13 @@ _INPLACE = _C.Action.INPLACE
 _SCATTER_TO_COPY = _C.Action.SCATTER_TO_COPY
 
 
-def apply_plan(gm: GraphModule, nodes: list[Node], plan: _C.Plan, afv2_calls: dict[int, AFv2Call]) -> None:
+def apply_plan(
+    gm: GraphModule,
+    nodes: list[Node],
+    plan: _C.Plan,
+    afv2_calls: dict[int, AFv2Call],
+    destinations: dict[int, list] | None = None,
+) -> None:
     graph = gm.graph
     changed = plan.changed()
     # Each decision's fields read once: a bound property read costs more than the edit.
@@ -47,7 +53,10 @@ def apply_plan(gm: GraphModule, nodes: list[Node], plan: _C.Plan, afv2_calls: di
         if action == _INPLACE and op_info(node.target).is_foreach:
             erased.update(_foreach_in_place(graph, node))
             continue
-        if action == _INPLACE:
+        if action == _INPLACE and d.slot > 0:
+            _write_into_another_operand(node, *(destinations or {})[i][d.slot - 1])
+            node.meta["val"] = live(replacement[i]).meta.get("val")
+        elif action == _INPLACE:
             node.target = op_info(node.target).inplace
             self_val = live(replacement[i]).meta.get("val")
             if self_val is not None:
@@ -69,6 +78,19 @@ def _final(i: int, replacement: dict[int, int | None]) -> int:
         i = nxt
         nxt = replacement.get(i)
     return i
+
+
+def _write_into_another_operand(node: Node, target: Node, via: _C.Destination) -> None:
+    """`foo(a, b)` with `b` dead afterwards (and `a` not): `b.foo_(a)` for a commutative foo
+    (SWAPPED), or `foo.out(a, b, out=b)` (OUT). Elementwise either way: each element of `b` is
+    read before it is written, which out= and in-place kernels allow for exactly `b`'s elements."""
+    info = op_info(node.target)
+    if via == _C.Destination.SWAPPED:
+        node.target = info.inplace
+        node.args = (node.args[1], node.args[0])
+    else:
+        node.target = info.out
+        node.kwargs = {**node.kwargs, info.out_arg_name: target}
 
 
 def _foreach_in_place(graph: torch.fx.Graph, node: Node) -> dict[Node, Node]:

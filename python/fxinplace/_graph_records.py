@@ -28,6 +28,8 @@ class GraphReading:
     builder: _C.GraphBuilder
     nodes: list[Node]
     afv2_calls: dict[int, AFv2Call]  # decoded once, for applying the plan
+    # ATen op node -> the other operands its result may go into (for Plan.decision(i).slot > 0)
+    destinations: dict[int, list[tuple[Node, Any]]]
 
 
 def read_graph(gm: GraphModule, metadata: Metadata) -> GraphReading:
@@ -39,6 +41,7 @@ def read_graph(gm: GraphModule, metadata: Metadata) -> GraphReading:
     values = _Values(env, storages, symbols)
     b = _C.GraphBuilder()
     afv2_calls: dict[int, AFv2Call] = {}
+    destinations: dict[int, list[tuple[Node, Any]]] = {}
     for i, node in enumerate(nodes):
         name = node.name
         if node.op == "placeholder":
@@ -48,11 +51,13 @@ def read_graph(gm: GraphModule, metadata: Metadata) -> GraphReading:
         elif node.op == "output":
             b.output(name, [index[n] for n in node.all_input_nodes])
         else:
-            _read_call(b, node, index, values, afv2_calls, i)
-    return GraphReading(b, nodes, afv2_calls)
+            _read_call(b, node, index, values, afv2_calls, i, destinations)
+    return GraphReading(b, nodes, afv2_calls, destinations)
 
 
-def _read_call(b, node: Node, index: dict, values: _Values, afv2_calls: dict, i: int) -> None:
+def _read_call(
+    b, node: Node, index: dict, values: _Values, afv2_calls: dict, i: int, destinations: dict
+) -> None:
     target = node.target
     name = node.name
     operands = [index[n] for n in node.all_input_nodes]
@@ -79,7 +84,7 @@ def _read_call(b, node: Node, index: dict, values: _Values, afv2_calls: dict, i:
         bases = [index[base] for base in call.bases if base is not None]
         b.auto_functionalized(name, direct + bases, results, slots)
     elif isinstance(target, torch._ops.OpOverload):
-        _read_op(b, node, index, values, operands)
+        _read_op(b, node, index, values, operands, destinations, i)
     elif is_opaque_higher_order(target):
         b.other(name, operands, values.of(node))
     else:
@@ -87,7 +92,9 @@ def _read_call(b, node: Node, index: dict, values: _Values, afv2_calls: dict, i:
         b.other(name, operands, values.of(node))
 
 
-def _read_op(b, node: Node, index: dict, values: _Values, operands: list[int]) -> None:
+def _read_op(
+    b, node: Node, index: dict, values: _Values, operands: list[int], destinations: dict, i: int
+) -> None:
     info = op_info(node.target)
     if info.mutates and is_input_write_back(node):
         written = node.args[0]
@@ -123,9 +130,41 @@ def _read_op(b, node: Node, index: dict, values: _Values, operands: list[int]) -
         src = node.args[1] if len(node.args) > 1 else node.kwargs.get("src")
         scatter_src = index[src] if isinstance(src, Node) else None
         scatter_view = _view_on_recorded_base(info.inverted_view, node, values)
+    others = _other_destinations(info, node, self_node) if self_index is not None else []
+    if others:
+        destinations[i] = others
     b.op(
-        node.name, info.facts, self_index, operands, values.of(node), scatter_args, scatter_src, scatter_view
+        node.name,
+        info.facts,
+        self_index,
+        operands,
+        values.of(node),
+        scatter_args,
+        scatter_src,
+        scatter_view,
+        [(index[n], via) for n, via in others],
     )
+
+
+def _other_destinations(info: Any, node: Node, self_node: Any) -> list[tuple[Node, Any]]:
+    """Operands other than `self` that an elementwise op's result could be written into, in
+    the order the planner tries them (it takes one only where `self` cannot be written):
+    `b` of a commutative `foo(a, b)` through `b.foo_(a)`, then every tensor operand through
+    `foo.out(..., out=operand)`."""
+    if not info.facts.pointwise or (not info.commutative and info.out is None):
+        return []
+    found: list[tuple[Node, Any]] = []
+    args = node.args
+    if info.commutative and len(args) == 2 and not node.kwargs and isinstance(args[1], Node):
+        if args[1] is not self_node:
+            found.append((args[1], _C.Destination.SWAPPED))
+    if info.out is not None and info.out_arg_name not in node.kwargs:
+        seen = {n for n, _ in found}
+        for a in args:
+            if isinstance(a, Node) and a not in seen and (a is not self_node or not info.facts.has_inplace):
+                seen.add(a)
+                found.append((a, _C.Destination.OUT))
+    return found
 
 
 class _Storages:

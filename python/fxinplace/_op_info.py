@@ -29,6 +29,9 @@ class OpInfo:
     scatter: Any
     is_scatter: bool
     is_foreach: bool  # a `_foreach_*` op over a tensor list, with a `_foreach_*_` form
+    commutative: bool  # foo(a, b) == foo(b, a) (add.Tensor: only without alpha)
+    out: torch._ops.OpOverload | None  # `foo.out`, for an elementwise foo that has one
+    out_arg_name: str
 
 
 # Keyed by id(): OpOverload's __hash__ runs in Python and this is the hot path.
@@ -53,6 +56,7 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
     facts = _C.op_facts(schema.name, schema.overload_name)
     inplace = _overload(schema.name + "_", facts.inplace_overload) if facts.has_inplace else None
     inverted = _overload(*facts.inverted_view) if facts.scatter != _C.ScatterKind.NONE else None
+    out = _overload(schema.name, facts.out_overload) if facts.has_out else None
     return OpInfo(
         facts,
         inplace,
@@ -65,4 +69,7 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         scatter=facts.scatter,
         is_scatter=facts.scatter != _C.ScatterKind.NONE,
         is_foreach=facts.self_is_tensor_list and facts.has_inplace,
+        commutative=facts.commutative,
+        out=out,
+        out_arg_name=facts.out_arg_name,
     )

@@ -29,7 +29,8 @@ POLICIES = ("stock", "compile")
 def _plan_options(policy: str) -> dict[str, bool]:
     if policy not in POLICIES:
         raise ValueError(f"fxinplace.reinplace: unknown policy {policy!r}; expected one of {POLICIES}")
-    return {"reuse_written_back_inputs": policy == "compile"}
+    compile_rules = policy == "compile"
+    return {"reuse_written_back_inputs": compile_rules, "dead_operand_destinations": compile_rules}
 
 
 def reinplace_report(
@@ -100,7 +101,7 @@ def _run_pass(
         _names=[n.name for n in nodes],
         _base_names=base_names,
     )
-    apply_plan(gm, nodes, plan, reading.afv2_calls)
+    apply_plan(gm, nodes, plan, reading.afv2_calls, reading.destinations)
     gm.recompile()
     return report
 
