@@ -4,7 +4,7 @@
     python benchmarks/run_random_programs.py --count 2000 --native stock   # self-check
 
 For every seed, ``fxinplace.testing.program_gen.generate(seed)`` builds a small
-program and ``differential.check_program`` compares the native pass against
+program and ``fxinplace.testing.reinplace_differential.check_program`` compares the native pass against
 eager and against the stock pass (exactly what ``test/python/test_random_programs.py``
 does per seed). Prints progress every 500 programs and a summary; exits
 non-zero if the native pass ever disagrees with eager, if its code differs from
@@ -30,15 +30,14 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "test" / "python"))  # differential.py
 
 try:
-    from fxinplace.testing.program_gen import generate
+    import fxinplace  # noqa: F401
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
-    from fxinplace.testing.program_gen import generate
 
-import differential  # noqa: E402
+from fxinplace.testing import reinplace_differential as differential  # noqa: E402
+from fxinplace.testing.program_gen import generate  # noqa: E402
 
 # Problems reported by check_program that are about the program itself (the
 # un-reinplaced functionalized graph disagrees with eager), not about a pass.

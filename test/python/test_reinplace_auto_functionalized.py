@@ -10,7 +10,13 @@ import operator
 
 import pytest
 import torch
-from afv2_testing import (
+from torch.fx import Graph, GraphModule
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxinplace
+from fxinplace import ReinplaceInputError
+from fxinplace.testing import checked
+from fxinplace.testing.afv2 import (
     ADD_ONE,
     AFV2,
     LIST,
@@ -30,12 +36,6 @@ from afv2_testing import (
     trace_direct,
     two_,
 )
-from torch.fx import Graph, GraphModule
-from torch.fx.experimental.proxy_tensor import make_fx
-
-import fxinplace
-from fxinplace import ReinplaceInputError
-from fxinplace.testing import checked
 
 # ----------------------------------------------------------------------------
 # (a) clone, op on a slice of the clone, return the clone
