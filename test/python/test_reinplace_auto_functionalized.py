@@ -1,7 +1,7 @@
 """auto_functionalized_v2 (custom mutable ops): the clones of bases nobody reads afterwards go away.
 
 Every test runs the re-inplaced graph against eager execution: outputs and input
-mutations (helpers and the custom ops in afv2_testing.py).
+mutations (helpers and the custom ops in fxinplace.testing.afv2).
 """
 
 from __future__ import annotations

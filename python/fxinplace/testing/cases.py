@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any, TypeVar
 
-__all__ = ["cases_of", "collect", "register"]
+__all__ = ["case_decorator", "cases_of", "collect", "register"]
 
 _ATTR = "__fxinplace_cases__"
 C = TypeVar("C")
@@ -25,6 +25,17 @@ def register(fn: F, case: Any) -> F:
     """Attach ``case`` to ``fn`` (decorators apply bottom-up: the top one stays first)."""
     fn.__dict__.setdefault(_ATTR, []).insert(0, case)
     return fn
+
+
+def case_decorator(
+    kind: Callable[..., Any], make_args: Any, name: str | None, **fields: Any
+) -> Callable[[F], F]:
+    """A decorator registering ``kind(name or fn.__name__, fn, make_args, **fields)`` on ``fn``."""
+
+    def decorate(fn: F) -> F:
+        return register(fn, kind(name or fn.__name__, fn, make_args, **fields))
+
+    return decorate
 
 
 def cases_of(fn: Callable[..., Any]) -> list[Any]:

@@ -121,19 +121,15 @@ def functionalize_case(
 ) -> Callable[[F], F]:
     """Register the decorated function as a ``FunctionalizeCase`` named after it (or ``name``)."""
 
-    def register(fn: F) -> F:
-        case = FunctionalizeCase(
-            name or fn.__name__,
-            fn,
-            make_args,
-            inference_mode=inference_mode,
-            stock_fails=stock_fails,
-            stock_fails_reason=stock_fails_reason,
-            tags=tags,
-        )
-        return cases.register(fn, case)
-
-    return register
+    return cases.case_decorator(
+        FunctionalizeCase,
+        make_args,
+        name,
+        inference_mode=inference_mode,
+        stock_fails=stock_fails,
+        stock_fails_reason=stock_fails_reason,
+        tags=tags,
+    )
 
 
 def stock_fails(case: FunctionalizeCase, remove: str) -> bool:

@@ -87,19 +87,15 @@ def reinplace_case(
 ) -> Callable[[F], F]:
     """Register the decorated function as a ``Program`` named after it (or ``name``)."""
 
-    def register(fn: F) -> F:
-        program = Program(
-            name or fn.__name__,
-            fn,
-            make_args,
-            require_stock_match=require_stock_match,
-            tracing_mode=tracing_mode,
-            make_trace_args=make_trace_args,
-            expect=expect,
-        )
-        return cases.register(fn, program)
-
-    return register
+    return cases.case_decorator(
+        Program,
+        make_args,
+        name,
+        require_stock_match=require_stock_match,
+        tracing_mode=tracing_mode,
+        make_trace_args=make_trace_args,
+        expect=expect,
+    )
 
 
 @dataclasses.dataclass
