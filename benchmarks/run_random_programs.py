@@ -24,7 +24,6 @@ import logging
 import multiprocessing
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
 from fxinplace.testing import reinplace_differential as differential  # noqa: E402
+from fxinplace.testing.oracle import format_exc  # noqa: E402
 from fxinplace.testing.program_gen import generate  # noqa: E402
 
 # Problems reported by check_program that are about the program itself (the
@@ -85,10 +85,7 @@ def _check_seed(seed: int) -> Result:
         )
     except Exception as exc:  # generate, eager run or tracing failed
         res.invalid_program = True
-        res.problems.append(
-            "could not check: "
-            + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
-        )
+        res.problems.append("could not check: " + format_exc(exc))
     else:
         res.stock_sound = outcome.stock_sound
         res.native_ok = outcome.native_ok

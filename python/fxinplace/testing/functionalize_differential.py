@@ -120,7 +120,6 @@ def functionalize_case(
     stock_fails_reason: str = "",
 ) -> Callable[[F], F]:
     """Register the decorated function as a ``FunctionalizeCase`` named after it (or ``name``)."""
-
     return cases.case_decorator(
         FunctionalizeCase,
         make_args,

@@ -86,7 +86,6 @@ def reinplace_case(
     expect: Mapping[str, int] | None = None,
 ) -> Callable[[F], F]:
     """Register the decorated function as a ``Program`` named after it (or ``name``)."""
-
     return cases.case_decorator(
         Program,
         make_args,
