@@ -56,6 +56,7 @@ from tqdm import tqdm
 
 import fxinplace
 from fxinplace.testing.compare import TimeLimitExceeded, time_limit
+from fxinplace.testing.oracle import value_difference
 from fxinplace.testing.tables import fmt_seconds, markdown_table
 
 REMOVE_CHOICES = ("mutations", "mutations_and_views")
@@ -78,21 +79,11 @@ def fmt_ratio(num: float | None, den: float | None) -> str:
 
 
 def _same(a: Any, b: Any) -> bool:
-    fa, _ = torch.utils._pytree.tree_flatten(a)
-    fb, _ = torch.utils._pytree.tree_flatten(b)
-    if len(fa) != len(fb):
-        return False
-    for x, y in zip(fa, fb, strict=True):
-        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
-            return False
-        if isinstance(x, torch.Tensor):
-            if x.shape != y.shape or x.dtype != y.dtype:
-                return False
-            if not torch.allclose(x, y, rtol=1e-4, atol=1e-5, equal_nan=True):
-                return False
-        elif x != y:
-            return False
-    return True
+    fa = torch.utils._pytree.tree_leaves(a)
+    fb = torch.utils._pytree.tree_leaves(b)
+    return len(fa) == len(fb) and all(
+        value_difference(x, y, tolerance=(1e-4, 1e-5)) is None for x, y in zip(fa, fb, strict=True)
+    )
 
 
 class _CountOps(TorchDispatchMode):

@@ -4,7 +4,7 @@
 
 For every seed and both ``remove`` modes, the program from
 ``fxinplace.testing.program_gen.generate(seed)`` goes through
-``functionalize_differential.check_functionalize`` (what
+``fxinplace.testing.functionalize_differential.check_functionalize`` (what
 ``test/python/test_functionalize_random.py`` does per seed): eager outputs and
 input mutations, no mutating op but the trailing write-backs in the ``make_fx``
 graph (real and fake tracing), no view op with ``mutations_and_views``, and the
@@ -16,16 +16,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "test" / "python"))  # functionalize_differential.py
-
-from functionalize_corpus import FunctionalizeCase  # noqa: E402
-from functionalize_differential import REMOVE_MODES, check_functionalize, format_problems  # noqa: E402
-
-import fxinplace  # noqa: E402
-from fxinplace.testing.program_gen import generate  # noqa: E402
+import fxinplace
+from fxinplace.testing.functionalize_differential import (
+    REMOVE_MODES,
+    FunctionalizeCase,
+    check_functionalize,
+    format_problems,
+)
+from fxinplace.testing.program_gen import generate
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ real and symbolic tracing; each re-inplaced and compared with its oracle). Print
 per-pipeline totals, the generator's feature coverage, the failures per pipeline and
 per signature (with the smallest seed; ``--minimize`` adds a minimised program for each
 signature), then clear errors, torch limitations and notes. Failures listed in
-``test/python/random_pipelines_known.py`` are marked "known". Exits non-zero on any
+``fxinplace.testing.random_pipelines_known`` are marked "known". Exits non-zero on any
 failure that is not known.
 
 ``--reinplace broken`` swaps in ``fxinplace.testing.broken_passes.inplace_first_candidate``
@@ -30,17 +30,15 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "test" / "python"))  # random_pipelines_known.py
 try:
     import fxinplace  # noqa: F401
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
-from random_pipelines_known import known_issue  # noqa: E402
-
 from fxinplace.testing.broken_passes import inplace_first_candidate  # noqa: E402
 from fxinplace.testing.campaign import FAILURE_KINDS, Campaign, minimized_source, run_seeds  # noqa: E402
 from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE, WRONG  # noqa: E402
+from fxinplace.testing.random_pipelines_known import known_issue  # noqa: E402
 from fxinplace.testing.random_programs import generate  # noqa: E402
 
 

@@ -4,7 +4,7 @@
     python benchmarks/run_random_programs.py --count 2000 --native stock   # self-check
 
 For every seed, ``fxinplace.testing.program_gen.generate(seed)`` builds a small
-program and ``differential.check_program`` compares the native pass against
+program and ``fxinplace.testing.reinplace_differential.check_program`` compares the native pass against
 eager and against the stock pass (exactly what ``test/python/test_random_programs.py``
 does per seed). Prints progress every 500 programs and a summary; exits
 non-zero if the native pass ever disagrees with eager, if its code differs from
@@ -24,21 +24,20 @@ import logging
 import multiprocessing
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "test" / "python"))  # differential.py
 
 try:
-    from fxinplace.testing.program_gen import generate
+    import fxinplace  # noqa: F401
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
-    from fxinplace.testing.program_gen import generate
 
-import differential  # noqa: E402
+from fxinplace.testing import reinplace_differential as differential  # noqa: E402
+from fxinplace.testing.oracle import format_exc  # noqa: E402
+from fxinplace.testing.program_gen import generate  # noqa: E402
 
 # Problems reported by check_program that are about the program itself (the
 # un-reinplaced functionalized graph disagrees with eager), not about a pass.
@@ -86,10 +85,7 @@ def _check_seed(seed: int) -> Result:
         )
     except Exception as exc:  # generate, eager run or tracing failed
         res.invalid_program = True
-        res.problems.append(
-            "could not check: "
-            + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
-        )
+        res.problems.append("could not check: " + format_exc(exc))
     else:
         res.stock_sound = outcome.stock_sound
         res.native_ok = outcome.native_ok

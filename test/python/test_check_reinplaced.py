@@ -9,13 +9,13 @@ import sys
 
 import pytest
 import torch
-from afv2_testing import ADD_ONE, AFV2, add_one_, trace, trace_direct
-from corpus import PROGRAMS
+from corpus.reinplace import PROGRAMS
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.passes.reinplace import reinplace as stock_reinplace
 
 import fxinplace
 from fxinplace._check import copy_functional
+from fxinplace.testing.afv2 import ADD_ONE, AFV2, add_one_, trace, trace_direct
 
 aten = torch.ops.aten
 

@@ -1,20 +1,24 @@
 """Stock-conformance tests: ``fxinplace.reinplace`` vs ``torch.fx.passes.reinplace``.
 
-For every program in ``corpus.PROGRAMS`` the native pass must agree with eager
-(outputs, input post-state, no new input/output or output/output aliasing) and,
-wherever the stock pass is sound, generate exactly the stock pass's ``gm.code``.
+For every program of the corpus (``corpus/reinplace/``) the native pass must agree with
+eager (outputs, input post-state, no new input/output or output/output aliasing) and,
+wherever the stock pass is sound, generate exactly the stock pass's ``gm.code``
+(``fxinplace.testing.reinplace_differential``). The harness itself must flag broken
+passes.
 """
 
 from __future__ import annotations
 
 import pytest
-from corpus import PROGRAMS, Program
-from differential import assert_ok, check_program, structure
+import torch
+from corpus.reinplace import PROGRAMS, Program
 
 import fxinplace
+from fxinplace.testing.broken_passes import inplace_first_candidate
+from fxinplace.testing.reinplace_differential import assert_ok, check_case, expectation_problems
 
 # The pass under test. Swap for torch.fx.passes.reinplace.reinplace to self-check
-# the corpus and harness against the stock pass.
+# the corpus and harness against the stock pass (or run `python -m corpus.reinplace`).
 NATIVE = fxinplace.reinplace
 
 
@@ -26,29 +30,45 @@ def test_corpus_is_well_formed() -> None:
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_conformance(program: Program) -> None:
-    outcome = check_program(
-        program.fn,
-        program.make_args,
-        name=program.name,
-        require_stock_match=program.require_stock_match,
-        native=NATIVE,
-        tracing_mode=program.tracing_mode,
-        make_trace_args=program.make_trace_args,
-    )
+    outcome = check_case(program, native=NATIVE)
     assert_ok(outcome)
+    # Corpus integrity: a program not marked stock-unsound is stock-sound (else the code
+    # comparison would be skipped silently), and its op counts are those it expects.
+    problems = expectation_problems(program, outcome)
+    assert not problems, "\n".join(problems)
 
-    # Corpus integrity: programs not marked as stock-unsound must be stock-sound,
-    # otherwise the code comparison would be skipped silently.
-    if program.require_stock_match:
-        assert outcome.stock_sound, (
-            f"{program.name}: stock pass is unsound here but the program is not marked "
-            "require_stock_match=False:\n" + "\n".join(outcome.stock_problems)
-        )
 
-    if program.expect is not None and outcome.stock_sound:
-        assert outcome.gm_native is not None
-        counts = structure(outcome.gm_native)
-        wrong = {
-            op: (counts.get(op, 0), want) for op, want in program.expect.items() if counts.get(op, 0) != want
-        }
-        assert not wrong, f"{program.name}: op counts (got, expected) {wrong}\n{outcome.native_code}"
+# --------------------------------------------------------------------------- the harness
+
+
+def _program(name: str) -> Program:
+    return next(p for p in PROGRAMS if p.name == name)
+
+
+def _drops_clones(gm: torch.fx.GraphModule, *sample_args) -> torch.fx.GraphModule:
+    """Broken: replaces every clone by its input (right values, wrong aliasing)."""
+    for node in list(gm.graph.nodes):
+        if node.op == "call_function" and node.target is torch.ops.aten.clone.default:
+            node.replace_all_uses_with(node.args[0])
+            gm.graph.erase_node(node)
+    gm.recompile()
+    return gm
+
+
+def _does_nothing(gm: torch.fx.GraphModule, *sample_args) -> torch.fx.GraphModule:
+    """Sound but not the stock pass: reinplaces nothing."""
+    return gm
+
+
+@pytest.mark.parametrize(
+    ("native", "name", "expected"),
+    [
+        (inplace_first_candidate, "binary_intermediates", "input post-state value: input[0]"),
+        (_drops_clones, "outputs_clone_of_input", "output/input aliasing: output[0]"),
+        (_does_nothing, "pointwise_chain", "native gm.code differs from stock gm.code"),
+    ],
+)
+def test_harness_flags_broken_pass(native, name: str, expected: str) -> None:
+    outcome = check_case(_program(name), native=native)
+    assert not outcome.ok
+    assert any(expected in p for p in outcome.problems), "\n".join(outcome.problems) or "<no problems>"

@@ -1,7 +1,7 @@
 """Differential tests of ``fxinplace.functionalize`` on the hand-written corpus.
 
-Every case of ``functionalize_corpus.PROGRAMS`` runs in both ``remove`` modes
-through ``functionalize_differential.check_functionalize`` (eager vs the
+Every case of the corpus (``corpus/functionalize/``) runs in both ``remove`` modes
+through ``fxinplace.testing.functionalize_differential.check_functionalize`` (eager vs the
 implementation, eagerly and traced with ``make_fx`` in "real" and "fake" mode,
 plus ``torch.func.functionalize`` as an oracle).
 
@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import pytest
 import torch
-from functionalize_corpus import PROGRAMS, FunctionalizeCase, case_by_name
-from functionalize_differential import (
+from corpus.functionalize import PROGRAMS, case_by_name
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxinplace  # noqa: F401 - the package under test (fxinplace.functionalize)
+from fxinplace.testing.functionalize_differential import (
     IMPL,
     IMPL_NAME,
     REMOVE_MODES,
+    FunctionalizeCase,
     check_functionalize,
     format_problems,
     stock_fails,
 )
-from torch.fx.experimental.proxy_tensor import make_fx
-
-import fxinplace  # noqa: F401 - the package under test (fxinplace.functionalize)
 
 
 @pytest.mark.parametrize("remove", REMOVE_MODES)
@@ -76,8 +77,8 @@ def _keeps_views(func, *, remove="mutations"):
     [
         (_identity_impl, "view_inplace_updates_base", "mutations", "mutating op left in the graph"),
         (_identity_impl, "input_add_", "mutations", "mutating op left in the graph"),
-        (_drops_input_mutations, "input_add_", "mutations", "input[0] after the call differs"),
-        (_drops_input_mutations, "input_two_inputs_mutated", "mutations_and_views", "input[1] after"),
+        (_drops_input_mutations, "input_add_", "mutations", "input post-state value: input[0]"),
+        (_drops_input_mutations, "input_two_inputs_mutated", "mutations_and_views", "value: input[1]"),
         (_keeps_views, "chain_diagonal", "mutations_and_views", "view op left"),
     ],
 )
@@ -100,7 +101,7 @@ def test_harness_flags_input_aliasing_output() -> None:
 
     case = FunctionalizeCase("aliasing_probe", fn, lambda: (torch.arange(3.0),))
     problems = check_functionalize(case, aliasing_impl, "mutations", check_stock=False)
-    assert any("shares storage with input" in p for p in problems), problems
+    assert any("output/input aliasing: output[0] aliases inputs [0]" in p for p in problems), problems
 
 
 # --------------------------------------------------------------------------- custom mutable ops

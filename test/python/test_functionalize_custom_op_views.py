@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from functionalize_differential import eager_parity_problems
 
 import fxinplace
+from fxinplace.testing.functionalize_differential import eager_parity_problems
 
 
 @torch.library.custom_op("fxinplace_view_test::add_one_", mutates_args={"x"})

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from functionalize_differential import eager_parity_problems
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace import _C
+from fxinplace.testing.functionalize_differential import eager_parity_problems
 
 
 def _check(fn, make_args) -> None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from functionalize_differential import eager_parity_problems
 
 import fxinplace
+from fxinplace.testing.functionalize_differential import eager_parity_problems
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # eager's out= resize warning
 

@@ -16,15 +16,15 @@ import functools
 import os
 
 import pytest
-from functionalize_corpus import FunctionalizeCase
-from functionalize_differential import (
+
+from fxinplace.testing.functionalize_differential import (
     IMPL,
     IMPL_NAME,
     REMOVE_MODES,
+    FunctionalizeCase,
     check_functionalize,
     format_problems,
 )
-
 from fxinplace.testing.program_gen import GeneratedProgram, generate
 
 GEN_COUNT = int(os.environ.get("FXINPLACE_FUNCTIONALIZE_GEN_COUNT", "60"))

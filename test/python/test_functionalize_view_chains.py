@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from functionalize_differential import eager_parity_problems
 
 import fxinplace  # noqa: F401 - the package under test
+from fxinplace.testing.functionalize_differential import eager_parity_problems
 
 
 def _check(fn, make_args, **kwargs) -> None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from functionalize_differential import eager_parity_problems
 
 import fxinplace  # noqa: F401 - the package under test
+from fxinplace.testing.functionalize_differential import eager_parity_problems
 
 # Resizing a non-empty out= argument warns (deprecated) in eager.
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

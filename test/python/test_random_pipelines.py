@@ -25,12 +25,12 @@ import subprocess
 import sys
 
 import pytest
-from random_pipelines_known import known_issue
 
 import fxinplace
 from fxinplace.testing.broken_passes import inplace_first_candidate
 from fxinplace.testing.minimize import minimize
 from fxinplace.testing.pipelines import INTERNAL, PIPELINES, WRONG, ProgramReport, check_program
+from fxinplace.testing.random_pipelines_known import known_issue
 from fxinplace.testing.random_programs import generate
 
 COUNT = int(os.environ.get("FXINPLACE_PIPELINES_COUNT", "200"))

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from differential import assert_ok, check_program
 
 import fxinplace
 from fxinplace.testing.program_gen import generate
+from fxinplace.testing.reinplace_differential import assert_ok, check_program
 
 GEN_COUNT = int(os.environ.get("FXINPLACE_GEN_COUNT", "200"))
 

@@ -1,7 +1,7 @@
 """auto_functionalized_v2 (custom mutable ops): the clones of bases nobody reads afterwards go away.
 
 Every test runs the re-inplaced graph against eager execution: outputs and input
-mutations (helpers and the custom ops in afv2_testing.py).
+mutations (helpers and the custom ops in fxinplace.testing.afv2).
 """
 
 from __future__ import annotations
@@ -10,7 +10,13 @@ import operator
 
 import pytest
 import torch
-from afv2_testing import (
+from torch.fx import Graph, GraphModule
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxinplace
+from fxinplace import ReinplaceInputError
+from fxinplace.testing import checked
+from fxinplace.testing.afv2 import (
     ADD_ONE,
     AFV2,
     LIST,
@@ -30,12 +36,6 @@ from afv2_testing import (
     trace_direct,
     two_,
 )
-from torch.fx import Graph, GraphModule
-from torch.fx.experimental.proxy_tensor import make_fx
-
-import fxinplace
-from fxinplace import ReinplaceInputError
-from fxinplace.testing import checked
 
 # ----------------------------------------------------------------------------
 # (a) clone, op on a slice of the clone, return the clone

@@ -12,7 +12,10 @@ import os
 
 import pytest
 import torch
-from afv2_testing import (
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxinplace
+from fxinplace.testing.afv2 import (
     ADD_ONE,
     AFV2,
     TWO,
@@ -25,9 +28,6 @@ from afv2_testing import (
     trace,
     two_,
 )
-from torch.fx.experimental.proxy_tensor import make_fx
-
-import fxinplace
 
 RANDOM_COUNT = int(os.environ.get("FXINPLACE_GEN_COUNT", "60"))
 

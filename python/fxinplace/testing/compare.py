@@ -19,6 +19,8 @@ from typing import Any
 import torch
 from torch.fx import GraphModule
 
+from fxinplace.testing.oracle import value_difference
+
 __all__ = [
     "Comparison",
     "PassRun",
@@ -79,11 +81,7 @@ def _leaves(value: Any) -> list[Any]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        return bool(torch.equal(a, b)) or bool(torch.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True))
-    return type(a) is type(b) and a == b
+    return value_difference(a, b, tolerance=(1e-5, 1e-6)) is None
 
 
 def outputs_match(reference: tuple[list[Any], list[Any]], gm: GraphModule, args: Sequence[Any]) -> str | None:

@@ -39,7 +39,6 @@ import dataclasses
 import inspect
 import logging
 import time
-import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -50,7 +49,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace.testing.errors import message, normalize_message
-from fxinplace.testing.observe import Observed, differences, observe
+from fxinplace.testing.oracle import Observed, differences, format_exc, observe
 from fxinplace.testing.random_programs import RandomProgram
 
 __all__ = [
@@ -163,8 +162,7 @@ def _clear(exc: BaseException) -> bool:
 
 
 def _format_exc(exc: BaseException) -> str:
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-6))
-    return "\n".join(line for line in text.splitlines() if not line.startswith("frame #")).rstrip()
+    return format_exc(exc, limit=-6)
 
 
 def _error_finding(exc: BaseException, half: str, where: str) -> Finding:

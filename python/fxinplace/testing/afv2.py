@@ -1,4 +1,5 @@
-"""Custom mutable ops and helpers shared by the auto_functionalized_v2 re-inplacing tests.
+"""Custom mutable ops and helpers shared by the auto_functionalized_v2 re-inplacing tests
+(``test_reinplace_auto_functionalized*.py``, ``test_check_reinplaced.py``).
 
 Graphs come from torch's own machinery (FunctionalTensorMode under make_fx), or from
 make_fx of functions that call auto_functionalized_v2 themselves; `check_eager` runs a
@@ -15,6 +16,8 @@ from torch._subclasses.functional_tensor import (
     dispatch_functionalize,
 )
 from torch.fx.experimental.proxy_tensor import make_fx
+
+from fxinplace.testing.oracle import value_difference
 
 AFV2 = torch.ops.higher_order.auto_functionalized_v2
 aten = torch.ops.aten
@@ -126,11 +129,8 @@ def _assert_same(got, expected):
     got_leaves, expected_leaves = pytree.tree_leaves(got), pytree.tree_leaves(expected)
     assert len(got_leaves) == len(expected_leaves)
     for g, e in zip(got_leaves, expected_leaves, strict=True):
-        if isinstance(e, torch.Tensor):
-            assert isinstance(g, torch.Tensor)
-            torch.testing.assert_close(g, e, rtol=0, atol=0)
-        else:
-            assert g == e
+        why = value_difference(g, e, tolerance=(0.0, 0.0))
+        assert why is None, why
 
 
 def check_eager(fn, gm, args, *, inputs_mutated=True):

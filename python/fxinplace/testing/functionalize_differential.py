@@ -2,13 +2,15 @@
 
 ``check_functionalize(case, impl, remove)`` tests ``impl`` (any callable with the
 signature of ``torch.func.functionalize``: ``impl(func, *, remove=...) -> Callable``)
-on one ``FunctionalizeCase`` (see ``functionalize_corpus``) and returns a list of
-problems (empty: the case passed). It checks:
+on one ``FunctionalizeCase`` (the corpus, ``test/python/corpus/functionalize/``,
+registers each program with ``@functionalize_case(make_args, ...)`` right above it)
+and returns a list of problems (empty: the case passed). Runs are compared by
+``fxinplace.testing.oracle``. It checks:
 
 * **eager**: ``impl(fn, remove=remove)(*args)`` returns what ``fn(*args)`` returns
   (pytree structure, dtype, shape, values) and leaves the inputs in the same state
-  (input mutations are reproduced); no output is a functional wrapper; an output
-  that did not share storage with an input in eager does not share one here.
+  (input mutations are reproduced); no output is a functional wrapper; no output
+  shares storage with an input its eager counterpart does not share storage with.
 * **graph** (``make_fx(impl(fn, remove=remove), tracing_mode=...)`` for "real" and
   "fake"): no mutating op except trailing input write-backs: ``aten.copy_.default``
   into a placeholder (after all other compute, at most one per input), possibly
@@ -28,36 +30,42 @@ problems (empty: the case passed). It checks:
 
 Cases with ``inference_mode=True`` run every step (input creation included) inside
 ``torch.inference_mode()``.
+
+``eager_parity_problems(fn, make_args)`` is the same comparison for one program
+outside the corpus, stricter on layouts (strides and storage offsets of the inputs
+after the call, and of the outputs with ``remove="mutations"``) and checking that the
+implementation raises where eager raises.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import operator
 import os
 import re
-import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 import torch.fx
-from differential import values_equal
-from functionalize_corpus import FunctionalizeCase
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
 
 import fxinplace
-from fxinplace.testing import checked
+from fxinplace.testing import cases, checked
+from fxinplace.testing.oracle import Observed, differences, format_exc, observe, problem_lines
 
 __all__ = [
     "eager_parity_problems",
     "REMOVE_MODES",
     "TRACING_MODES",
     "IMPL_ENV",
+    "FunctionalizeCase",
     "FunctionalizeImpl",
     "check_functionalize",
     "format_problems",
+    "functionalize_case",
     "graph_problems",
     "IMPL",
     "IMPL_NAME",
@@ -65,6 +73,7 @@ __all__ = [
 ]
 
 FunctionalizeImpl = Callable[..., Callable[..., Any]]
+F = TypeVar("F", bound=Callable[..., Any])
 
 REMOVE_MODES = ("mutations", "mutations_and_views")
 TRACING_MODES = ("real", "fake")
@@ -74,7 +83,61 @@ _METADATA_WRITEBACK_OPS = (torch.ops.aten.resize_.default, torch.ops.aten.as_str
 _WRITEBACK_OPS = (_COPY_, *_METADATA_WRITEBACK_OPS)
 
 
-# --------------------------------------------------------------------------- helpers
+# --------------------------------------------------------------------------- cases
+
+
+@dataclasses.dataclass(frozen=True)
+class FunctionalizeCase:
+    """A program and a factory of fresh, deterministic inputs (``make_args()`` returns a new
+    tuple on every call: inputs may be mutated).
+
+    ``inference_mode``: the harness creates the inputs and runs every call inside
+    ``torch.inference_mode()``. ``stock_fails``: ``torch.func.functionalize`` itself does not
+    reproduce eager on this case (``True`` for both ``remove`` modes, or a tuple of the
+    failing modes); ``stock_fails_reason`` says why. The oracle comparison is then skipped,
+    the implementation under test is still checked against eager.
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    make_args: Callable[[], Sequence[Any]]
+    inference_mode: bool = False
+    stock_fails: bool | tuple[str, ...] = False
+    stock_fails_reason: str = ""
+    tags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.stock_fails and not self.stock_fails_reason:
+            raise ValueError(f"case {self.name}: stock_fails needs a stock_fails_reason")
+
+
+def functionalize_case(
+    make_args: Callable[[], Sequence[Any]],
+    *tags: str,
+    name: str | None = None,
+    inference_mode: bool = False,
+    stock_fails: bool | tuple[str, ...] = False,
+    stock_fails_reason: str = "",
+) -> Callable[[F], F]:
+    """Register the decorated function as a ``FunctionalizeCase`` named after it (or ``name``)."""
+    return cases.case_decorator(
+        FunctionalizeCase,
+        make_args,
+        name,
+        inference_mode=inference_mode,
+        stock_fails=stock_fails,
+        stock_fails_reason=stock_fails_reason,
+        tags=tags,
+    )
+
+
+def stock_fails(case: FunctionalizeCase, remove: str) -> bool:
+    """Whether ``case`` is marked as one the stock implementation gets wrong for ``remove``."""
+    marked = case.stock_fails
+    return marked if isinstance(marked, bool) else remove in marked
+
+
+# --------------------------------------------------------------------------- runs
 
 
 def _ctx(case: FunctionalizeCase) -> contextlib.AbstractContextManager:
@@ -85,88 +148,17 @@ def _fresh_args(case: FunctionalizeCase) -> tuple[Any, ...]:
     return tuple(case.make_args())
 
 
-def _snapshot(x: Any) -> Any:
-    return x.detach().clone() if isinstance(x, torch.Tensor) else x
-
-
-def _values_equal(got: Any, want: Any) -> str | None:
-    """``differential.values_equal``, and non-tensor leaves must also have the same type
-    (an ``int`` where eager returns a ``bool`` is a difference)."""
-    both_plain = not isinstance(got, torch.Tensor) and not isinstance(want, torch.Tensor)
-    if both_plain and type(got) is not type(want):
-        return f"type {type(got).__name__} != {type(want).__name__}"
-    return values_equal(got, want)
-
-
-def _storage_ptr(t: torch.Tensor) -> int | None:
-    storage = t.untyped_storage()
-    if storage.nbytes() == 0:
-        return None  # empty storages have no meaningful address
-    return storage.data_ptr()
-
-
-def _aliased_inputs(out: Any, args: Sequence[Any]) -> frozenset[int]:
-    if not isinstance(out, torch.Tensor):
-        return frozenset()
-    ptr = _storage_ptr(out)
-    if ptr is None:
-        return frozenset()
-    return frozenset(i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and _storage_ptr(a) == ptr)
-
-
-def _is_functional(t: torch.Tensor) -> bool:
-    from torch._subclasses.functional_tensor import FunctionalTensor
-
-    return isinstance(t, FunctionalTensor) or torch._is_functional_tensor(t)
-
-
-class _Run:
-    """Outputs (flattened, snapshotted), input post-state and input aliasing of one call."""
-
-    def __init__(self, call: Callable[..., Any], call_args: tuple[Any, ...]) -> None:
-        out = call(*call_args)
-        leaves, self.spec = pytree.tree_flatten(out)
-        args = pytree.tree_leaves(call_args)  # inputs may be containers of tensors
-        # Aliasing and wrapper checks on the live objects, then snapshot values.
-        self.aliases = [_aliased_inputs(x, args) for x in leaves]
-        self.functional = [
-            i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor) and _is_functional(x)
-        ]
-        self.functional_args = [
-            i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and _is_functional(a)
-        ]
-        self.outs = [_snapshot(x) for x in leaves]
-        self.args_after = [_snapshot(a) for a in args]
-
-
-def _compare(label: str, run: _Run, eager: _Run) -> list[str]:
-    problems: list[str] = []
-    if run.spec != eager.spec:
-        return [f"{label}: output structure {run.spec} != eager's {eager.spec}"]
-    for i, (got, want) in enumerate(zip(run.outs, eager.outs, strict=True)):
-        why = _values_equal(got, want)
-        if why is not None:
-            problems.append(f"{label}: output[{i}] differs from eager: {why}")
-    for i, (got, want) in enumerate(zip(run.args_after, eager.args_after, strict=True)):
-        why = _values_equal(got, want)
-        if why is not None:
-            problems.append(f"{label}: input[{i}] after the call differs from eager: {why}")
-    for i in run.functional:
-        problems.append(f"{label}: output[{i}] is a functional tensor wrapper")
-    for i in run.functional_args:
-        problems.append(f"{label}: input[{i}] is a functional tensor wrapper after the call")
-    for i, (got, want) in enumerate(zip(run.aliases, eager.aliases, strict=True)):
-        if not want and got:
-            problems.append(
-                f"{label}: output[{i}] shares storage with input(s) {sorted(got)}, "
-                f"but eager's output[{i}] aliases no input"
-            )
+def _compare(label: str, run: Observed, eager: Observed) -> list[str]:
+    """Values, input post-state and no new aliasing of inputs, against eager; no functional
+    tensor wrapper among the outputs, or left in the inputs."""
+    if run.error is not None:
+        return [format_exc(run.error, f"{label} raised")]
+    problems = problem_lines(label, "eager", differences(run, eager, strides=False, aliasing="no_new"))
+    problems.extend(f"{label}: output[{i}] is a functional tensor wrapper" for i in run.functional_outs)
+    problems.extend(
+        f"{label}: input[{i}] is a functional tensor wrapper after the call" for i in run.functional_args
+    )
     return problems
-
-
-def _format_exc(prefix: str, exc: BaseException) -> str:
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
-    return f"{prefix}: {type(exc).__name__}: {exc}\n{tb}"
 
 
 # --------------------------------------------------------------------------- graph checks
@@ -279,18 +271,11 @@ def graph_problems(
     try:
         gm.graph.lint()
     except Exception as exc:
-        problems.append(_format_exc("graph: graph.lint() failed", exc))
+        problems.append(format_exc(exc, "graph: graph.lint() failed"))
     return problems
 
 
 # --------------------------------------------------------------------------- entry point
-
-
-def _stock_fails(case: FunctionalizeCase, remove: str) -> bool:
-    marked = case.stock_fails
-    if isinstance(marked, bool):
-        return marked
-    return remove in marked
 
 
 def check_functionalize(
@@ -313,18 +298,18 @@ def check_functionalize(
     problems: list[str] = []
 
     with _ctx(case):
-        try:
-            eager = _Run(case.fn, _fresh_args(case))
-        except Exception as exc:
-            return [_format_exc(f"{label0} eager run of the case itself raised (bad case)", exc)]
+        eager = observe(case.fn, _fresh_args(case))
+        if eager.error is not None:
+            return [format_exc(eager.error, f"{label0} eager run of the case itself raised (bad case)")]
 
         # ---- impl, eagerly
         label = f"{label0} impl eager"
         try:
             wrapped = impl(case.fn, remove=remove)
-            problems.extend(_compare(label, _Run(wrapped, _fresh_args(case)), eager))
         except Exception as exc:
-            problems.append(_format_exc(f"{label} raised", exc))
+            problems.append(format_exc(exc, f"{label} raised"))
+        else:
+            problems.extend(_compare(label, observe(wrapped, _fresh_args(case)), eager))
 
         # ---- impl, traced
         for mode in tracing_modes:
@@ -332,16 +317,13 @@ def check_functionalize(
             try:
                 gm = make_fx(impl(case.fn, remove=remove), tracing_mode=mode)(*_fresh_args(case))
             except Exception as exc:
-                problems.append(_format_exc(f"{label} tracing raised", exc))
+                problems.append(format_exc(exc, f"{label} tracing raised"))
                 continue
             found = [
                 f"{label} {p}"
                 for p in graph_problems(gm, remove, tolerate_matmul_views=tolerate_matmul_views)
             ]
-            try:
-                found.extend(_compare(f"{label} graph run", _Run(gm, _fresh_args(case)), eager))
-            except Exception as exc:
-                found.append(_format_exc(f"{label} running the graph raised", exc))
+            found.extend(_compare(f"{label} graph run", observe(gm, _fresh_args(case)), eager))
             if not found:
                 found.extend(_reinplaced_problems(label, gm, case, eager))
             if found:
@@ -349,13 +331,10 @@ def check_functionalize(
             problems.extend(found)
 
         # ---- oracle: the stock implementation must agree with eager
-        if check_stock and not _stock_fails(case, remove):
+        if check_stock and not stock_fails(case, remove):
             label = f"{label0} oracle torch.func.functionalize"
-            try:
-                stock = _Run(torch.func.functionalize(case.fn, remove=remove), _fresh_args(case))
-                stock_problems = _compare(label, stock, eager)
-            except Exception as exc:
-                stock_problems = [_format_exc(f"{label} raised", exc)]
+            stock = observe(torch.func.functionalize(case.fn, remove=remove), _fresh_args(case))
+            stock_problems = _compare(label, stock, eager)
             if stock_problems:
                 stock_problems.append(
                     f"{label0} the stock implementation disagrees with eager: mark the case "
@@ -366,7 +345,7 @@ def check_functionalize(
 
 
 def _reinplaced_problems(
-    label: str, gm: torch.fx.GraphModule, case: FunctionalizeCase, eager: _Run
+    label: str, gm: torch.fx.GraphModule, case: FunctionalizeCase, eager: Observed
 ) -> list[str]:
     """Re-inplace `gm` (checked) and compare the result with eager; `gm` is rewritten."""
     try:
@@ -374,11 +353,8 @@ def _reinplaced_problems(
     except fxinplace.ReinplaceInputError:
         return []  # refused as a whole, clearly: nothing was rewritten
     except Exception as exc:
-        return [_format_exc(f"{label} fxinplace.reinplace(check=True) raised", exc)]
-    try:
-        return _compare(f"{label} re-inplaced graph run", _Run(gm, _fresh_args(case)), eager)
-    except Exception as exc:
-        return [_format_exc(f"{label} running the re-inplaced graph raised", exc)]
+        return [format_exc(exc, f"{label} fxinplace.reinplace(check=True) raised")]
+    return _compare(f"{label} re-inplaced graph run", observe(gm, _fresh_args(case)), eager)
 
 
 def format_problems(case: FunctionalizeCase, remove: str, problems: Sequence[str], extra: str = "") -> str:
@@ -390,47 +366,6 @@ def format_problems(case: FunctionalizeCase, remove: str, problems: Sequence[str
 
 
 # --------------------------------------------------------------------------- eager parity
-
-
-def _layout(t: torch.Tensor) -> tuple[Any, ...]:
-    # The stride of a dim of size 1 is never used to address an element.
-    strides = tuple(st if s != 1 else None for s, st in zip(t.shape, t.stride(), strict=True))
-    return tuple(t.shape), strides, t.storage_offset()
-
-
-def _state(x: Any) -> Any:
-    """A snapshot of ``x`` that keeps a tensor's layout (strides, storage offset) as well."""
-    if isinstance(x, torch.Tensor):
-        return (x.detach().clone(), _layout(x))
-    return x
-
-
-def _state_problems(what: str, got: Any, want: Any, *, check_layout: bool) -> list[str]:
-    if isinstance(want, tuple) and len(want) == 2 and isinstance(want[0], torch.Tensor):
-        if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], torch.Tensor)):
-            return [f"{what}: {type(got).__name__} where eager has a tensor"]
-        why = _values_equal(got[0], want[0])
-        if why is not None:
-            return [f"{what}: {why}"]
-        # Layouts only matter where there is more than one element to lay out.
-        if check_layout and got[1] != want[1] and want[0].numel() > 1:
-            return [f"{what}: layout (size, stride, offset) {got[1]} != eager's {want[1]}"]
-        return []
-    why = _values_equal(got, want)
-    return [] if why is None else [f"{what}: {why}"]
-
-
-def _outcome(call: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any, Any]:
-    """("raised", exception, None) or ("returned", output leaves, input leaves), as snapshots."""
-    try:
-        out = call(*args)
-    except Exception as exc:
-        return "raised", exc, None
-    return (
-        "returned",
-        [_state(x) for x in pytree.tree_leaves(out)],
-        [_state(a) for a in pytree.tree_leaves(args)],
-    )
 
 
 def eager_parity_problems(
@@ -454,50 +389,43 @@ def eager_parity_problems(
     matches ``error`` (a regex) when given.
     """
     impl = IMPL if impl is None else impl
-    eager = _outcome(fn, tuple(make_args()))
+    eager = observe(fn, tuple(make_args()))
     problems: list[str] = []
 
-    def judge(label: str, outcome: tuple[str, Any, Any], remove: str) -> None:
-        if eager[0] == "raised":
-            if outcome[0] == "returned":
-                problems.append(f"{label}: returned, but eager raises {type(eager[1]).__name__}: {eager[1]}")
-            elif not isinstance(outcome[1], RuntimeError):
+    def judge(label: str, run: Observed, remove: str) -> None:
+        if eager.error is not None:
+            if run.error is None:
                 problems.append(
-                    f"{label}: raised {type(outcome[1]).__name__}, not RuntimeError: {outcome[1]}"
+                    f"{label}: returned, but eager raises {type(eager.error).__name__}: {eager.error}"
                 )
-            elif error is not None and not re.search(error, str(outcome[1])):
-                problems.append(f"{label}: error {str(outcome[1])!r} does not match {error!r}")
+            elif not isinstance(run.error, RuntimeError):
+                problems.append(f"{label}: raised {type(run.error).__name__}, not RuntimeError: {run.error}")
+            elif error is not None and not re.search(error, str(run.error)):
+                problems.append(f"{label}: error {str(run.error)!r} does not match {error!r}")
             return
-        if outcome[0] == "raised":
-            problems.append(_format_exc(f"{label}: raised where eager returns", outcome[1]))
+        if run.error is not None:
+            problems.append(format_exc(run.error, f"{label}: raised where eager returns"))
             return
-        if len(outcome[1]) != len(eager[1]):
-            problems.append(f"{label}: {len(outcome[1])} outputs, eager has {len(eager[1])}")
-            return
-        for i, (got, want) in enumerate(zip(outcome[1], eager[1], strict=True)):
-            problems.extend(
-                _state_problems(f"{label}: output[{i}]", got, want, check_layout=remove == "mutations")
-            )
-        for i, (got, want) in enumerate(zip(outcome[2], eager[2], strict=True)):
-            problems.extend(
-                _state_problems(f"{label}: input[{i}] after the call", got, want, check_layout=True)
-            )
+        found = differences(
+            run, eager, strides=remove == "mutations", input_layout=True, offsets=True, aliasing="ignore"
+        )
+        problems.extend(problem_lines(label, "eager", found))
 
     for remove in removes:
-        judge(f"[remove={remove}] eager", _outcome(impl(fn, remove=remove), tuple(make_args())), remove)
+        judge(f"[remove={remove}] eager", observe(impl(fn, remove=remove), tuple(make_args())), remove)
         for mode in tracing_modes:
             label = f"[remove={remove}] make_fx(tracing_mode={mode!r})"
             try:
                 gm = make_fx(impl(fn, remove=remove), tracing_mode=mode)(*make_args())
             except Exception as exc:
-                judge(f"{label} tracing", ("raised", exc, None), remove)
+                judge(f"{label} tracing", Observed(error=exc), remove)
                 continue
-            if eager[0] == "raised":
-                judge(f"{label} tracing", ("returned", None, None), remove)
+            if eager.error is not None:
+                judge(f"{label} tracing", Observed(), remove)
                 continue
             if check_graph:
                 problems.extend(f"{label} {p}" for p in graph_problems(gm, remove))
-            judge(f"{label} graph run", _outcome(gm, tuple(make_args())), remove)
+            judge(f"{label} graph run", observe(gm, tuple(make_args())), remove)
     return problems
 
 
@@ -518,8 +446,3 @@ IMPL_NAME = impl_name_from_env()
 #: The implementation under test: fxinplace.functionalize, or torch.func.functionalize
 #: with $FXINPLACE_FUNCTIONALIZE_IMPL=stock (to validate the harness itself).
 IMPL: FunctionalizeImpl = torch.func.functionalize if IMPL_NAME == "stock" else fxinplace.functionalize
-
-
-def stock_fails(case: FunctionalizeCase, remove: str) -> bool:
-    """Whether ``case`` is marked as one the stock implementation gets wrong for ``remove``."""
-    return _stock_fails(case, remove)

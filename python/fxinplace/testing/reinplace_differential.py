@@ -1,9 +1,9 @@
-"""Differential harness: stock ``reinplace`` vs a native re-inplacing pass vs eager.
+"""Differential harness for re-inplacing: stock ``reinplace`` vs a native pass vs eager.
 
 ``check_program(fn, make_args)`` runs ``fn`` eagerly, traces it three times with
 ``make_fx(torch.func.functionalize(fn))``, runs the stock pass on one trace and the
 native pass on another, keeps the third un-reinplaced as the aliasing oracle, runs
-every graph on fresh inputs and compares:
+every graph on fresh inputs and compares (``fxinplace.testing.oracle``):
 
 * outputs (values, shapes, dtypes) with eager;
 * the post-state of every input (inputs may be mutated by ``fn``) with eager;
@@ -14,33 +14,87 @@ The stock pass is *sound* on a program iff it raised nothing (in the pass and at
 run time) and all checks pass.  Where it is sound (and ``require_stock_match``),
 the native pass must generate byte-identical ``gm.code``.  The native pass must
 always pass every check against eager.
+
+The corpus (``test/python/corpus/reinplace/``) registers each program with
+``@reinplace_case(make_args, ...)`` right above it; ``check_case`` checks one
+``Program`` and what the corpus expects of it.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
-import traceback
-from collections.abc import Callable, Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import torch
 import torch.fx
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.passes.reinplace import reinplace as stock_reinplace
-from torch.utils import _pytree as pytree
 
 import fxinplace
+from fxinplace.testing import cases
+from fxinplace.testing.oracle import Observed, differences, format_exc, observe, problem_lines
 
 __all__ = [
     "Outcome",
+    "Program",
     "assert_ok",
+    "check_case",
     "check_program",
+    "expectation_problems",
+    "reinplace_case",
+    "self_check",
     "stock_reinplace",
     "structure",
 ]
 
 ReinplaceFn = Callable[..., Any]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """A case of the re-inplacing corpus.
+
+    ``make_args`` returns a *fresh*, deterministically seeded tuple of inputs each call.
+    ``require_stock_match=False`` is reserved for programs on which the stock pass is
+    genuinely unsound (it raises, or the re-inplaced graph computes something else); the
+    program says why. ``expect`` pins exact counts of ``call_function`` targets in the
+    re-inplaced graph (see ``structure``); a count of 0 means "absent".
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    make_args: Callable[[], Sequence[Any]]
+    require_stock_match: bool = True
+    # Extra knobs forwarded to check_program (defaults match its defaults).
+    tracing_mode: str = "real"
+    make_trace_args: Callable[[], Sequence[Any]] | None = None
+    # Exact counts of call_function targets expected in the re-inplaced graph.
+    expect: Mapping[str, int] | None = None
+
+
+def reinplace_case(
+    make_args: Callable[[], Sequence[Any]],
+    *,
+    name: str | None = None,
+    require_stock_match: bool = True,
+    tracing_mode: str = "real",
+    make_trace_args: Callable[[], Sequence[Any]] | None = None,
+    expect: Mapping[str, int] | None = None,
+) -> Callable[[F], F]:
+    """Register the decorated function as a ``Program`` named after it (or ``name``)."""
+    return cases.case_decorator(
+        Program,
+        make_args,
+        name,
+        require_stock_match=require_stock_match,
+        tracing_mode=tracing_mode,
+        make_trace_args=make_trace_args,
+        expect=expect,
+    )
 
 
 @dataclasses.dataclass
@@ -102,116 +156,14 @@ def _is_fxinplace(native: ReinplaceFn) -> bool:
     return native is fxinplace.reinplace or native is checked.reinplace
 
 
-def _snapshot(x: Any) -> Any:
-    """Deep copy of tensors (values + metadata), leaving other leaves alone."""
-    return pytree.tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t, x)
-
-
-def _shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
-    # Storage identity (the StorageImpl pointer), like StorageWeakRef in the stock pass.
-    return a.untyped_storage()._cdata == b.untyped_storage()._cdata
-
-
-def describe(x: Any) -> str:
-    if isinstance(x, torch.Tensor):
-        return f"tensor(shape={tuple(x.shape)}, dtype={x.dtype}, values={x.detach().flatten()[:16].tolist()})"
-    return repr(x)
-
-
-def values_equal(a: Any, b: Any) -> str | None:
-    """``None`` when ``a`` and ``b`` agree; otherwise a short reason."""
-    if isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor):
-        return f"type mismatch: {type(a).__name__} vs {type(b).__name__}"
-    if not isinstance(a, torch.Tensor):
-        return None if a == b else f"{a!r} != {b!r}"
-    if a.shape != b.shape:
-        return f"shape {tuple(a.shape)} != {tuple(b.shape)}"
-    if a.dtype != b.dtype:
-        return f"dtype {a.dtype} != {b.dtype}"
-    if a.device != b.device:
-        return f"device {a.device} != {b.device}"
-    if torch.equal(a, b):
-        return None
-    if a.is_floating_point() or a.is_complex():
-        if torch.allclose(a, b, rtol=1.3e-6, atol=1e-5, equal_nan=True):
-            return None
-    return f"values differ: {describe(a)} vs {describe(b)}"
-
-
-def _input_alias_sets(out_leaves: Sequence[Any], args: Sequence[Any]) -> list[frozenset[int] | None]:
-    result: list[frozenset[int] | None] = []
-    for o in out_leaves:
-        if not isinstance(o, torch.Tensor):
-            result.append(None)
-            continue
-        result.append(
-            frozenset(i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and _shares_storage(o, a))
-        )
-    return result
-
-
-def _output_sharing(out_leaves: Sequence[Any]) -> frozenset[tuple[int, int]]:
-    pairs = set()
-    for i, a in enumerate(out_leaves):
-        if not isinstance(a, torch.Tensor):
-            continue
-        for j in range(i + 1, len(out_leaves)):
-            b = out_leaves[j]
-            if isinstance(b, torch.Tensor) and _shares_storage(a, b):
-                pairs.add((i, j))
-    return frozenset(pairs)
-
-
-@dataclasses.dataclass
-class _Run:
-    out_leaves: list[Any]
-    out_spec: Any
-    args_after: list[Any]
-    input_aliases: list[frozenset[int] | None]
-    output_sharing: frozenset[tuple[int, int]]
-
-
-def _execute(callable_: Callable[..., Any], make_args: Callable[[], Sequence[Any]]) -> _Run:
-    args = tuple(make_args())
-    out = callable_(*args)
-    leaves, spec = pytree.tree_flatten(out)
-    # Aliasing first (on the live objects), then snapshot values.
-    input_aliases = _input_alias_sets(leaves, args)
-    sharing = _output_sharing(leaves)
-    return _Run(
-        out_leaves=[_snapshot(x) for x in leaves],
-        out_spec=spec,
-        args_after=[_snapshot(a) for a in args],
-        input_aliases=input_aliases,
-        output_sharing=sharing,
-    )
-
-
-def _compare(label: str, run: _Run, eager: _Run, oracle: _Run | None) -> list[str]:
-    problems: list[str] = []
-    if run.out_spec != eager.out_spec:
-        problems.append(f"{label}: output structure {run.out_spec} differs from eager's {eager.out_spec}")
-        return problems
-    for i, (got, want) in enumerate(zip(run.out_leaves, eager.out_leaves, strict=True)):
-        why = values_equal(got, want)
-        if why is not None:
-            problems.append(f"{label}: output[{i}] differs from eager: {why}")
-    for i, (got, want) in enumerate(zip(run.args_after, eager.args_after, strict=True)):
-        why = values_equal(got, want)
-        if why is not None:
-            problems.append(f"{label}: input[{i}] post-state differs from eager: {why}")
-    if oracle is not None and oracle.out_spec == run.out_spec:
-        for i, (got, want) in enumerate(zip(run.input_aliases, oracle.input_aliases, strict=True)):
-            if got != want:
-                problems.append(
-                    f"{label}: output[{i}] aliases inputs {sorted(got or ())}, "
-                    f"un-reinplaced graph aliases {sorted(want or ())}"
-                )
-        if run.output_sharing != oracle.output_sharing:
-            problems.append(
-                f"{label}: output/output storage sharing {sorted(run.output_sharing)} "
-                f"!= un-reinplaced graph's {sorted(oracle.output_sharing)}"
-            )
+def _compare(label: str, run: Observed, eager: Observed, oracle: Observed | None) -> list[str]:
+    """Values against eager; aliasing against the un-reinplaced graph (``oracle``)."""
+    if run.error is not None:
+        return [format_exc(run.error, f"{label} raised at run time", limit=-3)]
+    problems = problem_lines(label, "eager", differences(run, eager, strides=False, aliasing="ignore"))
+    if oracle is not None and run.spec == eager.spec == oracle.spec:
+        found = differences(run, oracle, values=False, strides=False, aliasing="equal")
+        problems.extend(problem_lines(label, "the un-reinplaced graph", found))
     return problems
 
 
@@ -219,11 +171,6 @@ def _trace(
     fn: Callable[..., Any], make_args: Callable[[], Sequence[Any]], tracing_mode: str
 ) -> torch.fx.GraphModule:
     return make_fx(torch.func.functionalize(fn), tracing_mode=tracing_mode)(*make_args())
-
-
-def _format_exc(prefix: str, exc: BaseException) -> str:
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-3))
-    return f"{prefix}: {type(exc).__name__}: {exc}\n{tb}"
 
 
 # --------------------------------------------------------------------------- entry points
@@ -250,7 +197,9 @@ def check_program(
         native = _default_native()
     trace_args = make_trace_args if make_trace_args is not None else make_args
 
-    eager = _execute(fn, make_args)
+    eager = observe(fn, make_args())
+    if eager.error is not None:
+        raise eager.error
 
     gm_orig = _trace(fn, trace_args, tracing_mode)
     gm_stock = _trace(fn, trace_args, tracing_mode)
@@ -259,16 +208,12 @@ def check_program(
     problems: list[str] = []
     stock_problems: list[str] = []
 
-    oracle: _Run | None
-    try:
-        oracle = _execute(gm_orig, make_args)
-    except Exception as exc:  # pragma: no cover - tracing bug, not a pass bug
-        problems.append(_format_exc("un-reinplaced graph failed to run", exc))
+    # Sanity: the oracle must itself agree with eager, otherwise the program is
+    # outside what functionalize + make_fx can express and the test is meaningless.
+    oracle: Observed | None = observe(gm_orig, make_args())
+    problems.extend(_compare("un-reinplaced graph", oracle, eager, None))
+    if oracle.error is not None:
         oracle = None
-    else:
-        # Sanity: the oracle must itself agree with eager, otherwise the program is
-        # outside what functionalize + make_fx can express and the test is meaningless.
-        problems.extend(_compare("un-reinplaced graph", oracle, eager, None))
 
     # ---- stock
     stock_code: str | None = None
@@ -276,9 +221,9 @@ def check_program(
         res = stock_reinplace(gm_stock, *trace_args())
         gm_stock = res if isinstance(res, torch.fx.GraphModule) else gm_stock
         stock_code = gm_stock.code
-        stock_problems.extend(_compare("stock", _execute(gm_stock, make_args), eager, oracle))
+        stock_problems.extend(_compare("stock", observe(gm_stock, make_args()), eager, oracle))
     except Exception as exc:
-        stock_problems.append(_format_exc("stock raised", exc))
+        stock_problems.append(format_exc(exc, "stock raised", limit=-3))
     stock_sound = not stock_problems and not problems
 
     # ---- native
@@ -289,16 +234,13 @@ def check_program(
         gm_native = res if isinstance(res, torch.fx.GraphModule) else gm_native
         native_code = gm_native.code
     except Exception as exc:
-        native_problems.append(_format_exc("native pass raised", exc))
+        native_problems.append(format_exc(exc, "native pass raised", limit=-3))
     else:
-        try:
-            native_problems.extend(_compare("native", _execute(gm_native, make_args), eager, oracle))
-        except Exception as exc:
-            native_problems.append(_format_exc("native graph raised at run time", exc))
+        native_problems.extend(_compare("native graph", observe(gm_native, make_args()), eager, oracle))
         try:
             gm_native.graph.lint()
         except Exception as exc:
-            native_problems.append(_format_exc("native graph fails graph.lint()", exc))
+            native_problems.append(format_exc(exc, "native graph fails graph.lint()", limit=-3))
     native_ok = not native_problems and not problems
     problems.extend(native_problems)
 
@@ -408,3 +350,67 @@ def assert_ok(outcome: Outcome) -> None:
             )
         )
     raise AssertionError("\n".join(lines))
+
+
+# --------------------------------------------------------------------------- corpus programs
+
+
+def check_case(program: Program, native: ReinplaceFn | None = None) -> Outcome:
+    """``check_program`` on a corpus ``Program``, with its knobs."""
+    return check_program(
+        program.fn,
+        program.make_args,
+        name=program.name,
+        require_stock_match=program.require_stock_match,
+        native=native,
+        tracing_mode=program.tracing_mode,
+        make_trace_args=program.make_trace_args,
+    )
+
+
+def expectation_problems(program: Program, outcome: Outcome) -> list[str]:
+    """What the corpus expects of ``program`` beyond ``check_program``'s checks.
+
+    A program not marked ``require_stock_match=False`` must be one the stock pass is
+    sound on (otherwise the code comparison would be skipped silently), and where the
+    stock pass is sound the re-inplaced graph has the op counts of ``program.expect``.
+    """
+    problems: list[str] = []
+    if program.require_stock_match and not outcome.stock_sound:
+        problems.append(
+            f"{program.name}: stock pass is unsound here but the program is not marked "
+            "require_stock_match=False:\n" + "\n".join(outcome.stock_problems)
+        )
+    if program.expect is not None and outcome.stock_sound and outcome.gm_native is not None:
+        counts = structure(outcome.gm_native)
+        wrong = {
+            op: (counts.get(op, 0), want) for op, want in program.expect.items() if counts.get(op, 0) != want
+        }
+        if wrong:
+            problems.append(f"{program.name}: op counts (got, expected) {wrong}\n{outcome.native_code}")
+    return problems
+
+
+def self_check(programs: Sequence[Program]) -> int:
+    """Run the corpus with the stock pass standing in for the native one: a check of the
+    corpus and the harness. A program not marked unsound must pass and meet its
+    expectations; one marked unsound must be one the stock pass gets wrong. Prints a
+    line a program; returns 1 if any failed."""
+    start = time.perf_counter()
+    failures = 0
+    for p in programs:
+        t0 = time.perf_counter()
+        out = check_case(p, native=stock_reinplace)
+        problems = out.problems + expectation_problems(p, out)
+        if not out.stock_sound:
+            status = "stock-unsound" if not p.require_stock_match else "FAIL stock-unsound (NOT MARKED)"
+        elif not p.require_stock_match:
+            status = "FAIL (marked unsound but stock is sound)"
+        else:
+            status = "FAIL" if problems else "ok"
+        failures += status.startswith("FAIL")
+        print(f"{p.name:50s} {status:20s} {time.perf_counter() - t0:6.2f}s")
+        if status != "ok" and problems:
+            print("    " + problems[0].splitlines()[0][:200])
+    print(f"{len(programs)} programs, {failures} failures, {time.perf_counter() - start:.1f}s")
+    return 1 if failures else 0
