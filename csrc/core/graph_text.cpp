@@ -153,8 +153,8 @@ void write_node(std::ostringstream& out, const Graph& g, NodeId id) {
   if (!n.operands.empty())
     out << " operands=" << join(n.operands, [](NodeId o) { return std::to_string(o); });
   for (const WriteSlot& s : n.slots)
-    out << " slot=" << s.target << ":" << s.result << ":" << s.item << ":" << (s.already_in_place ? 1 : 0) << ":"
-        << static_cast<int>(s.via);
+    out << " slot=" << s.target << ":" << s.result << ":" << s.item << ":" << (s.already_in_place ? 1 : 0)
+        << ":" << static_cast<int>(s.via);
   for (const TensorValue& v : n.results)
     out << " result=" << v.storage << ":" << v.dtype << ":" << geometry_text(g.geometries().at(v.geom));
   if (n.scatter.kind != ScatterKind::kNone) {
@@ -206,7 +206,8 @@ void read_field(Graph& g, Node& n, const std::string& token) {
     for (const std::string& o : split(value, ',')) n.operands.push_back(std::stoi(o));
   else if (key == "slot") {
     std::vector<std::string> p = split(value, ':');
-    if (p.size() != 4 && p.size() != 5) throw std::invalid_argument("slot needs target:result:item:in_place[:via]");
+    if (p.size() != 4 && p.size() != 5)
+      throw std::invalid_argument("slot needs target:result:item:in_place[:via]");
     WriteSlot slot{std::stoi(p[0]), std::stoi(p[1]), std::stoi(p[2]), p[3] == "1"};
     int via = p.size() == 5 ? std::stoi(p[4]) : 0;
     if (via < 0 || via > 2) throw std::invalid_argument("slot via must be 0 (self), 1 (swapped) or 2 (out)");

@@ -65,7 +65,8 @@ void Walk::decide(NodeId i) {
 // what `self` can hold.
 Decision Walk::check_op_metadata(const Node& node, const WriteSlot& slot, const TensorValue& self) const {
   bool is_scatter = node.scatter.kind != ScatterKind::kNone;
-  if (!is_scatter && !node.has_inplace && slot.via != Destination::kOut) return refuse(Reason::kNoInplaceVariant);
+  if (!is_scatter && !node.has_inplace && slot.via != Destination::kOut)
+    return refuse(Reason::kNoInplaceVariant);
   if (node.is_resize) return Decision{};
   const TensorValue* result = node.results.size() == 1 ? &node.results[0] : nullptr;
   if (!result) return refuse(Reason::kResultNotSingleTensor);
@@ -115,7 +116,8 @@ Decision Walk::try_slot(NodeId i, size_t k) {
   if (auto refused = check_write(i, slot, i, node.pointwise)) return *refused;
   std::vector<NodeId> removable;
   if (auto refused = check_pending_scatters(i, self->storage, removable)) return *refused;
-  if (layout_change_is_visible(i, target) || (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, target)))
+  if (layout_change_is_visible(i, target) ||
+      (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, target)))
     return refuse(Reason::kLayoutSensitiveUse);
   Decision out;
   out.action = node.scatter.kind != ScatterKind::kNone ? Action::kScatterToCopy : Action::kInplace;

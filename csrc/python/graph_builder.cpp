@@ -144,7 +144,8 @@ class GraphBuilder {
   // The planner's input as text, with the plan's decisions as `expect` lines
   // (core/graph_text.h): a case a C++ test can replay.
   std::string dump(bool reuse_written_back_inputs, bool dead_operand_destinations) {
-    return graph_to_text(g_) + expectations_to_text(plan(reuse_written_back_inputs, dead_operand_destinations));
+    return graph_to_text(g_) +
+           expectations_to_text(plan(reuse_written_back_inputs, dead_operand_destinations));
   }
 
   Plan plan(bool reuse_written_back_inputs, bool dead_operand_destinations) {
@@ -216,7 +217,8 @@ void bind_graph_builder(py::module_& m) {
       .def("output", &GraphBuilder::output, py::arg("name"), py::arg("operands"))
       .def("op", &GraphBuilder::op, py::arg("name"), py::arg("facts"), py::arg("self"), py::arg("operands"),
            py::arg("results"), py::arg("scatter_args") = py::none(), py::arg("scatter_src") = py::none(),
-           py::arg("scatter_view") = py::none(), py::arg("destinations") = std::vector<std::tuple<NodeId, Destination>>{},
+           py::arg("scatter_view") = py::none(),
+           py::arg("destinations") = std::vector<std::tuple<NodeId, Destination>>{},
            "An ATen operator overload. scatter_args (ints, sizes, strides): a *_scatter's view arguments "
            "when all are known; scatter_view: the geometry of that view on the recorded base; destinations: "
            "other operands its result may go into (node, SWAPPED or OUT), tried in order after self.")

@@ -124,8 +124,9 @@ void bind_plan(py::module_& m) {
       .def_property_readonly("replacement",
                              [](const core::Decision& d) { return node_or_none(d.replacement); })
       .def_readonly("slots", &core::Decision::slots)
-      .def_readonly("slot", &core::Decision::slot,
-                    "ATen ops: the write slot taken (0: self; then the destinations given to GraphBuilder.op)");
+      .def_readonly(
+          "slot", &core::Decision::slot,
+          "ATen ops: the write slot taken (0: self; then the destinations given to GraphBuilder.op)");
   py::class_<core::Plan>(m, "Plan", "One decision per node, in graph order.")
       .def_readonly("walks", &core::Plan::walks)
       .def("__len__", [](const core::Plan& p) { return p.decisions.size(); })

@@ -10,6 +10,7 @@ import typing
 __all__: list[str] = [
     "Action",
     "Decision",
+    "Destination",
     "GraphBuilder",
     "LayoutUse",
     "OpFacts",
@@ -71,6 +72,38 @@ class LayoutUse:
     RESHAPE: typing.ClassVar[LayoutUse]
     STRIDES: typing.ClassVar[LayoutUse]
     __members__: typing.ClassVar[dict[str, LayoutUse]]
+    def __eq__(self, other: typing.Any) -> bool: ...
+    def __getstate__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __int__(self) -> int: ...
+    def __ne__(self, other: typing.Any) -> bool: ...
+    def __repr__(self) -> str: ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __str__(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> int: ...
+
+class Destination:
+    """
+    How an ATen op's result gets into a write slot's target.
+
+    Members:
+
+      SELF
+
+      SWAPPED
+
+      OUT
+    """
+
+    OUT: typing.ClassVar[Destination]
+    SELF: typing.ClassVar[Destination]
+    SWAPPED: typing.ClassVar[Destination]
+    __members__: typing.ClassVar[dict[str, Destination]]
     def __eq__(self, other: typing.Any) -> bool: ...
     def __getstate__(self) -> int: ...
     def __hash__(self) -> int: ...
@@ -252,11 +285,15 @@ class OpFacts:
     @property
     def aliases_without_annotation(self) -> bool: ...
     @property
+    def commutative(self) -> bool: ...
+    @property
     def first_arg_name(self) -> str: ...
     @property
     def found(self) -> bool: ...
     @property
     def has_inplace(self) -> bool: ...
+    @property
+    def has_out(self) -> bool: ...
     @property
     def inplace_overload(self) -> str: ...
     @property
@@ -269,6 +306,10 @@ class OpFacts:
     def metadata_write_back(self) -> bool: ...
     @property
     def mutates(self) -> bool: ...
+    @property
+    def out_arg_name(self) -> str: ...
+    @property
+    def out_overload(self) -> str: ...
     @property
     def pointwise(self) -> bool: ...
     @property
@@ -316,6 +357,11 @@ class Decision:
     def reason(self) -> Reason: ...
     @property
     def replacement(self) -> int | None: ...
+    @property
+    def slot(self) -> int:
+        """
+        ATen ops: the write slot taken (0: self; then the destinations given to GraphBuilder.op)
+        """
     @property
     def slots(self) -> list[SlotDecision]: ...
 
@@ -378,7 +424,7 @@ class GraphBuilder:
             ]
         ],
     ) -> int: ...
-    def dump(self, reuse_written_back_inputs: bool = False) -> str:
+    def dump(self, reuse_written_back_inputs: bool = False, dead_operand_destinations: bool = False) -> str:
         """
         The planner's input as text, with today's decisions as expectations (see test/cpp/cases).
         """
@@ -461,9 +507,12 @@ class GraphBuilder:
             collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
         ]
         | None = None,
+        destinations: collections.abc.Sequence[
+            tuple[typing.SupportsInt | typing.SupportsIndex, Destination]
+        ] = [],
     ) -> int:
         """
-        An ATen operator overload. scatter_args (ints, sizes, strides): a *_scatter's view arguments when all are known; scatter_view: the geometry of that view on the recorded base.
+        An ATen operator overload. scatter_args (ints, sizes, strides): a *_scatter's view arguments when all are known; scatter_view: the geometry of that view on the recorded base; destinations: other operands its result may go into (node, SWAPPED or OUT), tried in order after self.
         """
     def other(
         self,
@@ -486,7 +535,9 @@ class GraphBuilder:
     def output(
         self, name: str, operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
     ) -> int: ...
-    def plan(self, reuse_written_back_inputs: bool = False) -> Plan: ...
+    def plan(
+        self, reuse_written_back_inputs: bool = False, dead_operand_destinations: bool = False
+    ) -> Plan: ...
     def write_back(
         self,
         name: str,

@@ -668,3 +668,96 @@ TEST(Foreach, StateWrittenBackIsUpdatedInPlaceWithTheEpilogueRule) {
     EXPECT_EQ(at(p, back_v).action, reuse ? Action::kRemoveCopy : Action::kKeep);
   }
 }
+
+// ---- dead operands as destinations (PlanOptions::dead_operand_destinations)
+
+namespace {
+
+PlanOptions destinations_on() {
+  PlanOptions o;
+  o.dead_operand_destinations = true;
+  return o;
+}
+
+// Adds a destination slot (the result may go into `target` this way) to op `i`.
+void add_destination(Builder& b, NodeId i, NodeId target, Destination via) {
+  WriteSlot s{target, 0, 0, false};
+  s.via = via;
+  b.g.at(i).slots.push_back(s);
+}
+
+}  // namespace
+
+// a = f(x); c = g(y); z = add(a, c); return a, z
+// a is returned, so add may not write a; c is dead: c.add_(a).
+TEST(Destinations, ACommutativeOpWritesItsDeadOtherOperand) {
+  for (bool on : {false, true}) {
+    Builder b;
+    NodeId a = b.op({b.input({4})}, {4}, false);
+    NodeId c = b.op({b.input({4})}, {4}, false);
+    NodeId z = b.op({a, c}, {4});
+    add_destination(b, z, c, Destination::kSwapped);
+    b.output({a, z});
+    Plan p = on ? b.plan(destinations_on()) : b.plan();
+    if (on) {
+      EXPECT_EQ(at(p, z).action, Action::kInplace);
+      EXPECT_EQ(at(p, z).slot, 1);
+      EXPECT_EQ(at(p, z).replacement, c);
+    } else {
+      EXPECT_EQ(at(p, z).action, Action::kKeep);
+      EXPECT_EQ(at(p, z).reason, Reason::kUsedLater);
+    }
+  }
+}
+
+// g = threshold_backward(z, a): no in-place form; z dead -> out= into z.
+TEST(Destinations, AnOpWithoutInplaceFormWritesADeadOperandThroughOut) {
+  Builder b;
+  NodeId a = b.op({b.input({4})}, {4}, false);
+  NodeId z = b.op({b.input({4})}, {4}, false);
+  NodeId g = b.op({z, a}, {4}, /*has_inplace=*/false);
+  add_destination(b, g, z, Destination::kOut);
+  add_destination(b, g, a, Destination::kOut);
+  b.output({a, g});
+  Plan p = b.plan(destinations_on());
+  EXPECT_EQ(at(p, g).action, Action::kInplace);
+  EXPECT_EQ(at(p, g).slot, 1);
+  EXPECT_EQ(at(p, g).replacement, z);
+}
+
+// Both operands are read later: nothing to write into; the node reports self's refusal.
+TEST(Destinations, NoDeadOperandKeepsTheNodeWithSelfsReason) {
+  Builder b;
+  NodeId a = b.op({b.input({4})}, {4}, false);
+  NodeId c = b.op({b.input({4})}, {4}, false);
+  NodeId z = b.op({a, c}, {4});
+  add_destination(b, z, c, Destination::kSwapped);
+  b.output({a, c, z});
+  Plan p = b.plan(destinations_on());
+  EXPECT_EQ(at(p, z).action, Action::kKeep);
+  EXPECT_EQ(at(p, z).reason, Reason::kUsedLater);
+  EXPECT_EQ(at(p, z).culprit, static_cast<NodeId>(b.g.size()) - 1);
+}
+
+// z = add(a, y) with y a graph input: an input is never a destination unless
+// written back (the epilogue rule), like self.
+TEST(Destinations, AGraphInputIsNotADestination) {
+  Builder b;
+  NodeId a = b.op({b.input({4})}, {4}, false);
+  NodeId y = b.input({4});
+  NodeId z = b.op({a, y}, {4});
+  add_destination(b, z, y, Destination::kSwapped);
+  b.output({a, z});
+  EXPECT_EQ(at(b.plan(destinations_on()), z).action, Action::kKeep);
+}
+
+// z = add(a, c) with c of shape [1] broadcast to [4]: the result does not fit c.
+TEST(Destinations, AnOperandOfAnotherShapeIsNotADestination) {
+  Builder b;
+  NodeId a = b.op({b.input({4})}, {4}, false);
+  NodeId c = b.op({b.input({1})}, {1}, false);
+  NodeId z = b.op({a, c}, {4});
+  add_destination(b, z, c, Destination::kSwapped);
+  b.output({a, z});
+  EXPECT_EQ(at(b.plan(destinations_on()), z).action, Action::kKeep);
+}

@@ -1,0 +1,165 @@
+"""reinplace(policy="compile"): the rules compile graphs need beyond the stock pass's (issue 9).
+
+Each rule on a small make_fx graph: the promised rewrite happens (structure), the result
+equals eager and the functional graph (values, inputs after the call), policy="stock" leaves
+the graph as the stock pass would, and the rule's conditions refuse where they must.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.passes.reinplace import reinplace as stock_reinplace
+
+import fxinplace
+
+aten = torch.ops.aten
+
+
+def _targets(gm):
+    return [n.target for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def _same_results(fn, args, gm):
+    want_args = [a.clone() for a in args]
+    got_args = [a.clone() for a in args]
+    want, got = fn(*want_args), gm(*got_args)
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    for w, g in zip(want, got, strict=True):
+        assert torch.equal(w, g), gm.code
+    for w, g in zip(want_args, got_args, strict=True):
+        assert torch.equal(w, g), gm.code
+
+
+def _compiled(fn, args, *, functionalize=False):
+    traced = torch.func.functionalize(fn, remove="mutations_and_views") if functionalize else fn
+    gm = make_fx(traced)(*args)
+    report = fxinplace.reinplace_report(gm, *args, policy="compile")
+    return gm, {d.node: d for d in report.decisions}
+
+
+def _stock_targets(fn, args, *, functionalize=False):
+    traced = torch.func.functionalize(fn, remove="mutations_and_views") if functionalize else fn
+    gm = make_fx(traced)(*args)
+    fxinplace.reinplace(gm, *args)
+    mirror = make_fx(traced)(*args)
+    stock_reinplace(mirror, *args)
+    assert mirror.code == gm.code, "policy='stock' must stay the stock pass's graph"
+    return _targets(gm)
+
+
+def commutative(a, b):
+    x = a.sin()
+    y = b.cos()
+    return x, x + y  # x is returned: add may not write x; y is dead
+
+
+def no_inplace_form(a, b):
+    x = a.sin()
+    z = b.cos() * 2
+    return x, aten.threshold_backward(z, x, 0.0)  # z dead: threshold_backward.grad_input(..., z)
+
+
+def test_a_dead_other_operand_takes_a_commutative_result() -> None:
+    args = (torch.randn(5), torch.randn(5))
+    gm, decisions = _compiled(commutative, args)
+    node = next(n for n in gm.graph.nodes if n.name == "add")
+    assert node.target is aten.add_.Tensor and node.args[0].name == "cos", gm.code
+    assert decisions["add"].action == "inplace"
+    _same_results(commutative, args, gm)
+    assert aten.add.Tensor in _stock_targets(commutative, args)
+
+
+def test_an_op_without_inplace_form_writes_a_dead_operand_through_out() -> None:
+    args = (torch.randn(5), torch.randn(5))
+    gm, _ = _compiled(no_inplace_form, args)
+    node = next(n for n in gm.graph.nodes if n.name == "threshold_backward")
+    assert node.target is aten.threshold_backward.grad_input, gm.code
+    assert node.kwargs["grad_input"].name == "mul", gm.code
+    _same_results(no_inplace_form, args, gm)
+    assert aten.threshold_backward.default in _stock_targets(no_inplace_form, args)
+
+
+def test_no_destination_when_every_operand_is_read_later() -> None:
+    def both_alive(a, b):
+        x, y = a.sin(), b.cos()
+        return x, y, x * y
+
+    args = (torch.randn(5), torch.randn(5))
+    gm, decisions = _compiled(both_alive, args)
+    assert aten.mul.Tensor in _targets(gm) and decisions["mul"].reason_code == "used_later"
+    _same_results(both_alive, args, gm)
+
+
+def test_add_with_alpha_is_not_swapped() -> None:
+    def with_alpha(a, b):
+        x, y = a.sin(), b.cos()
+        return x, torch.add(x, y, alpha=2)  # x + 2y != y + 2x
+
+    args = (torch.randn(5), torch.randn(5))
+    gm, _ = _compiled(with_alpha, args)
+    assert aten.add_.Tensor not in _targets(gm), gm.code
+    _same_results(with_alpha, args, gm)
+
+
+def test_a_written_back_input_is_updated_in_its_own_memory() -> None:
+    def kv_write(cache, pos, new):
+        cache.index_put_((pos,), new)
+        return cache[:2].sum()
+
+    args = (torch.zeros(8, 4), torch.tensor([1, 5]), torch.ones(2, 4))
+    gm, decisions = _compiled(kv_write, args, functionalize=True)
+    assert aten.index_put_.default in _targets(gm) and aten.copy_.default not in _targets(gm), gm.code
+    assert decisions["copy_"].action == "remove_copy"
+    _same_results(kv_write, args, gm)
+    assert aten.copy_.default in _stock_targets(kv_write, args, functionalize=True)
+
+
+def test_an_input_read_before_its_write_back_is_not_written_early() -> None:
+    def reads_old(x):
+        y = x + 1
+        s = x.sum()  # reads x's old value after y is computed
+        x.copy_(y)
+        return s
+
+    args = (torch.arange(4.0),)
+    gm, decisions = _compiled(reads_old, args, functionalize=True)
+    assert decisions["add"].action == "keep" and decisions["add"].reason_code == "used_later", gm.code
+    _same_results(reads_old, args, gm)
+
+
+def test_a_write_back_of_another_value_does_not_license_the_write() -> None:
+    """pytorch issue 198094's shape: the epilogue copies a different value than the op's result."""
+
+    def other_value(x):
+        y = x * 2
+        z = y + 1
+        x.copy_(z)
+        return y
+
+    args = (torch.arange(4.0),)
+    gm, _ = _compiled(other_value, args, functionalize=True)
+    _same_results(other_value, args, gm)
+    out = gm(args[0].clone())
+    assert out.untyped_storage().data_ptr() != args[0].untyped_storage().data_ptr()
+
+
+def test_another_operand_aliasing_the_written_input_is_refused() -> None:
+    """pytorch issues 197829/198031's shape: an operand that views the mutated input."""
+
+    def aliased_operand(x):
+        y = x.add(x.flip(0))  # flip is a copy; x[::-1] as a view would alias x
+        x.copy_(y)
+        return y.sum()
+
+    def view_operand(x):
+        v = x.t()
+        y = x.add(v)  # v reads x's elements in another order
+        x.copy_(y)
+        return x.sum()
+
+    for fn in (aliased_operand, view_operand):
+        args = (torch.arange(9.0).reshape(3, 3),)
+        gm, _ = _compiled(fn, args, functionalize=True)
+        _same_results(fn, args, gm)
