@@ -1,33 +1,53 @@
 #include "torch/op_schema.h"
 
+#include <algorithm>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 namespace fxinplace::torch_bridge {
 namespace {
 
-// name -> overload names, rebuilt when a name is missing (an op registered
-// after the last look-up, e.g. a custom op defined at run time).
+// name -> overload names, kept current by the dispatcher: a registration
+// listener is told of every operator already registered when it is added and
+// of each one registered or removed later (a custom op defined at run time).
+// Looking up a name that has no overloads (`aten::mm_`) is then a map miss,
+// not a scan of every registered operator.
 class OverloadIndex {
  public:
+  OverloadIndex() {
+    // Outside mu_: adding the listener calls it back for every existing operator.
+    handle_ = c10::Dispatcher::singleton().addRegistrationListener(std::make_unique<Listener>(*this));
+  }
+
   std::vector<std::string> overloads(const std::string& name) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = by_name_.find(name);
-    if (it == by_name_.end()) {
-      rebuild();
-      it = by_name_.find(name);
-    }
     return it == by_name_.end() ? std::vector<std::string>{} : it->second;
   }
 
  private:
-  void rebuild() {
-    by_name_.clear();
-    for (const c10::OperatorName& op : c10::Dispatcher::singleton().getAllOpNames())
-      by_name_[op.name].push_back(op.overload_name);
-  }
+  class Listener : public c10::OpRegistrationListener {
+   public:
+    explicit Listener(OverloadIndex& index) : index_(index) {}
+    void onOperatorRegistered(const c10::OperatorHandle& op) override {
+      std::lock_guard<std::mutex> lock(index_.mu_);
+      index_.by_name_[op.operator_name().name].push_back(op.operator_name().overload_name);
+    }
+    void onOperatorDeregistered(const c10::OperatorHandle& op) override {
+      std::lock_guard<std::mutex> lock(index_.mu_);
+      auto& names = index_.by_name_[op.operator_name().name];
+      names.erase(std::remove(names.begin(), names.end(), op.operator_name().overload_name), names.end());
+    }
+
+   private:
+    OverloadIndex& index_;
+  };
+
   std::mutex mu_;
   std::unordered_map<std::string, std::vector<std::string>> by_name_;
+  std::optional<c10::RegistrationHandleRAII> handle_;
 };
 
 }  // namespace
