@@ -55,9 +55,22 @@ _OPTIONS = ("check", "explain", "decompositions", "policy")
 
 
 def _run_as_is(gm: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
-    from functorch.compile import make_boxed_func
+    """Run the graph's own code, boxed: it takes the list of inputs and empties it as it
+    starts, so each input is freed once the graph is done with it (as aot_eager and
+    Inductor free them), rather than when the call returns."""
+    boxed_codegen = getattr(torch.fx.graph, "_BoxedCodeGen", None)
+    if boxed_codegen is None:  # not in this torch: the unboxed code, inputs held to the end
+        from functorch.compile import make_boxed_func
 
-    return make_boxed_func(gm.forward)
+        return make_boxed_func(gm.forward)
+    gm.graph.set_codegen(boxed_codegen())
+    gm.recompile()
+
+    def run(args: list[Any]) -> Any:
+        return gm.forward(args)
+
+    run._boxed_call = True  # type: ignore[attr-defined]
+    return run
 
 
 def _explain_requested() -> bool:

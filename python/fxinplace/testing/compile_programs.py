@@ -2,9 +2,10 @@
 
 Each ``CompileProgram`` builds, on every ``setup()`` call, a fresh copy of the same state
 (seeded weights, inputs, buffers, optimizer state), so eager and each backend start equal.
-``Setup.target`` is what ``torch.compile`` wraps (a module, or ``opt.step``), and
-``Setup.step(fn)`` runs one step through ``fn`` (the compiled target, or the target
-itself for eager) and returns every tensor the step must get right, by name: outputs,
+``Setup.target`` is what ``torch.compile`` wraps (a module, or ``opt.step``),
+``Setup.run(fn)`` runs one step through ``fn`` (the compiled target, or the target itself
+for eager), and ``Setup.observe(result)`` snapshots every tensor the step must get right,
+by name (``Setup.step(fn)`` does both; memory is measured around ``run`` only): outputs,
 gradients, mutated buffers (BatchNorm running stats, KV caches), parameters and
 optimizer state after an optimizer step.
 
@@ -25,7 +26,11 @@ __all__ = ["PROGRAMS", "CompileProgram", "Setup", "program"]
 @dataclass
 class Setup:
     target: Any
-    step: Callable[[Callable[..., Any]], dict[str, torch.Tensor]]
+    run: Callable[[Callable[..., Any]], Any]
+    observe: Callable[[Any], dict[str, torch.Tensor]]
+
+    def step(self, fn: Callable[..., Any]) -> dict[str, torch.Tensor]:
+        return self.observe(self.run(fn))
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ def _model_setup(
         model.train(train)
         calls = [0]
 
-        def step(fn: Callable[..., Any]) -> dict[str, torch.Tensor]:
+        def run(fn: Callable[..., Any]) -> Any:
             # Two sizes in turn, so that dynamic=True compiles see a second shape.
             inputs = make_inputs(calls[0])
             calls[0] += 1
@@ -82,12 +87,16 @@ def _model_setup(
                 out = fn(**inputs)
                 value = loss(out) if loss else out
                 value.backward()
-                return {"loss": value.detach(), **_state_of(model, grads=True)}
+                return value.detach()
             with torch.no_grad():
-                out = fn(**inputs)
-            return {**_leaves("out", out), **_state_of(model, grads=False)}
+                return fn(**inputs)
 
-        return Setup(model, step)
+        def observe(result: Any) -> dict[str, torch.Tensor]:
+            if train:
+                return {"loss": result.clone(), **_state_of(model, grads=True)}
+            return {**_leaves("out", result), **_state_of(model, grads=False)}
+
+        return Setup(model, run, observe)
 
     return setup
 
@@ -257,18 +266,20 @@ def _adamw_setup() -> Setup:
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2, foreach=True)
     calls = [0]
 
-    def step(fn: Callable[..., Any]) -> dict[str, torch.Tensor]:
+    def run(fn: Callable[..., Any]) -> None:
         g = torch.Generator().manual_seed(calls[0])
         calls[0] += 1
         for p in model.parameters():  # gradients as a backward pass would leave them
             p.grad = torch.randn(p.shape, generator=g)
         fn()
+
+    def observe(result: Any) -> dict[str, torch.Tensor]:
         state = {f"param.{n}": p.detach().clone() for n, p in model.named_parameters()}
         for i, p in enumerate(model.parameters()):
             state.update(_leaves(f"state.{i}", opt.state[p]))
         return state
 
-    return Setup(opt.step, step)
+    return Setup(opt.step, run, observe)
 
 
 def program(name: str) -> CompileProgram:
