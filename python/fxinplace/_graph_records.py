@@ -32,7 +32,9 @@ class GraphReading:
     destinations: dict[int, list[tuple[Node, Any]]]
 
 
-def read_graph(gm: GraphModule, metadata: Metadata) -> GraphReading:
+def read_graph(gm: GraphModule, metadata: Metadata, *, with_destinations: bool = False) -> GraphReading:
+    """with_destinations: also list, for each elementwise op, the other operands its result
+    could go into (only read by the planner under PlanOptions.dead_operand_destinations)."""
     env = metadata.env
     nodes = list(gm.graph.nodes)
     index = {n: i for i, n in enumerate(nodes)}
@@ -41,7 +43,7 @@ def read_graph(gm: GraphModule, metadata: Metadata) -> GraphReading:
     values = _Values(env, storages, symbols)
     b = _C.GraphBuilder()
     afv2_calls: dict[int, AFv2Call] = {}
-    destinations: dict[int, list[tuple[Node, Any]]] = {}
+    destinations: dict[int, list[tuple[Node, Any]]] | None = {} if with_destinations else None
     for i, node in enumerate(nodes):
         name = node.name
         if node.op == "placeholder":
@@ -52,7 +54,7 @@ def read_graph(gm: GraphModule, metadata: Metadata) -> GraphReading:
             b.output(name, [index[n] for n in node.all_input_nodes])
         else:
             _read_call(b, node, index, values, afv2_calls, i, destinations)
-    return GraphReading(b, nodes, afv2_calls, destinations)
+    return GraphReading(b, nodes, afv2_calls, destinations or {})
 
 
 def _read_call(
@@ -130,7 +132,11 @@ def _read_op(
         src = node.args[1] if len(node.args) > 1 else node.kwargs.get("src")
         scatter_src = index[src] if isinstance(src, Node) else None
         scatter_view = _view_on_recorded_base(info.inverted_view, node, values)
-    others = _other_destinations(info, node, self_node) if self_index is not None else []
+    others = (
+        _other_destinations(info, node, self_node)
+        if destinations is not None and self_index is not None
+        else []
+    )
     if others:
         destinations[i] = others
     b.op(

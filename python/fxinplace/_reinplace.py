@@ -87,7 +87,7 @@ def _run_pass(
     validate(gm, sample_args)
     runners = {**metadata_runners(gm, sample_args), **higher_order_runners(gm)}
     found = propagate(gm, sample_args, metadata=metadata, runners=runners)
-    reading = read_graph(gm, found)
+    reading = read_graph(gm, found, with_destinations=options.get("dead_operand_destinations", False))
     path = found.path
     del found
     plan = reading.builder.plan(**options)
