@@ -144,12 +144,18 @@ def check_reinplaced(
     `functional_gm` computes on `sample_args` (outputs, output aliasing, inputs'
     final contents), writes no graph input but by write-backs, and breaks no
     aliasing rule of its in-place ops. Graphs are checked at the sample args'
-    concrete sizes. Sample args may be real or FakeTensors (what AOTAutograd
-    hands a compiler), with any fake mode active or none: only their sizes,
-    strides, offsets, dtypes and storage sharing matter. Fake args are run on
-    fakes of those (see `_Inputs`); symbolic sizes are checked at their hints,
-    the sizes the graph was traced with. inputs_written_back_may_be_written: any node may write the
-    bytes of a graph input that the functional graph writes back (what
+    concrete sizes.
+
+    Sample args may be real or FakeTensors (what AOTAutograd hands a compiler),
+    with any fake mode active or none: only their sizes, strides, offsets,
+    dtypes and storage sharing matter (see `_Inputs`). Symbolic sizes are
+    checked at their hints, the sizes of the example the graph was traced
+    from: a proof for that size only. A size with no hint, or an op whose
+    output depends on values it cannot have from fake args, is a
+    ReinplaceCheckError with `cannot_check` True.
+
+    inputs_written_back_may_be_written: any node may write the bytes of a
+    graph input that the functional graph writes back (what
     `reinplace(policy="compile")` does); every read and the final contents are
     still proven."""
     for gm in (functional_gm, reinplaced_gm):
