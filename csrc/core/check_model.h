@@ -62,6 +62,11 @@ enum class WriteRule : uint8_t {
   kInplace,    // an ATen in-place op: writes reads[self_operand]; ATen's aliasing rules apply
   kWriteBack,  // functionalization's write-back into a graph input (copy_, resize_, as_strided_)
   kCustomOp,   // a mutable custom op (auto_functionalized_v2, or its direct call): writes written_operands
+  // A `_foreach_*_` op: element k of its self list (reads[self_operands[k]]) is
+  // written, ATen's in-place rule holding per element (element_of says which
+  // element each operand belongs to), and no element's operands touching
+  // another element's self: the kernel may process elements in any order.
+  kForeachInplace,
 };
 
 struct CheckNode {
@@ -72,9 +77,11 @@ struct CheckNode {
   std::vector<Operand> reads;
   std::vector<Effect> effects;
   WriteRule write_rule = WriteRule::kNone;
-  bool pointwise = false;                 // kInplace: reading exactly self's elements is allowed
-  int32_t self_operand = -1;              // kInplace: the operand written
+  bool pointwise = false;     // kInplace, kForeachInplace: reading exactly self's elements is allowed
+  int32_t self_operand = -1;  // kInplace: the operand written
   std::vector<int32_t> written_operands;  // kCustomOp: operands the op writes
+  std::vector<int32_t> self_operands;     // kForeachInplace: per list element k, the operand written
+  std::vector<int32_t> element_of;        // kForeachInplace: per read, its list element; -1: every element's
   bool is_output = false;                 // the graph's output node; reads are its tensors
 };
 

@@ -1,6 +1,7 @@
 #include "rewrite_checker.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -195,6 +196,7 @@ class Checker {
       rewritten_.memory().check_in_bounds(node.reads[k].ref, "operand " + operand_text(node.reads[k]));
     if (twin) compare_reads(node, *twin);
     if (node.write_rule == WriteRule::kInplace) check_inplace_aliasing(node);
+    if (node.write_rule == WriteRule::kForeachInplace) check_foreach_aliasing(node);
     if (node.write_rule == WriteRule::kCustomOp) check_custom_op_aliasing(node, *twin);
     if (node.is_output) check_output_aliasing(node, *twin);
     if (twin) {
@@ -333,6 +335,84 @@ class Checker {
                   "writes " + operand_text(self) + " in place while reading operand " + operand_text(other) +
                       ", whose element " + index_text(other.ref.sizes, element) + " is in self's memory" +
                       (node.pointwise ? " without being exactly self" : " (the op is not pointwise)")};
+    }
+  }
+
+  // Rule 4 for `_foreach_*_` ops: ATen's in-place rule for each list element k
+  // (self[k] does not overlap itself; an operand of element k touches self[k]
+  // only by being exactly self[k], for a pointwise op), and no operand of
+  // element k touches self[j] for j != k, other self elements included: the
+  // kernel may process the elements in any order (CUDA's multi_tensor_apply
+  // does them at once). An operand of every element (a Tensor argument beside
+  // the lists) may thus touch no self element unless the list has one.
+  void check_foreach_aliasing(const CheckNode& node) {
+    const size_t n = node.self_operands.size();
+    if (node.element_of.size() != node.reads.size())
+      throw CannotCheck("a foreach node whose operands are not assigned to list elements");
+    const TagMemory& memory = rewritten_.memory();
+    auto is_self = [&](size_t r) {
+      const int32_t e = node.element_of[r];
+      return e >= 0 && static_cast<size_t>(e) < n && node.self_operands[e] == static_cast<int32_t>(r);
+    };
+    // Per storage, cell -> the list element whose self covers it.
+    std::unordered_map<int32_t, std::unordered_map<int64_t, int32_t>> owner;
+    std::vector<std::vector<int64_t>> self_addresses(n);
+    for (size_t k = 0; k < n; ++k) {
+      const int32_t s = node.self_operands[k];
+      if (s < 0 || static_cast<size_t>(s) >= node.reads.size() ||
+          node.element_of[s] != static_cast<int32_t>(k))
+        throw CannotCheck("a foreach node without the self operand of its list element " + std::to_string(k));
+      const Operand& self = node.reads[s];
+      const int64_t per_element = self.ref.itemsize / memory.granularity(self.ref.storage);
+      const std::vector<int64_t> cells = cells_of(memory, self.ref);
+      auto& owned = owner[self.ref.storage];
+      for (size_t i = 0; i < cells.size(); ++i) {
+        const auto [it, fresh] = owned.emplace(cells[i], static_cast<int32_t>(k));
+        if (fresh) continue;
+        const std::string element = index_text(self.ref.sizes, static_cast<int64_t>(i) / per_element);
+        if (it->second == static_cast<int32_t>(k))
+          throw Found{s, "self_overlap",
+                      "writes " + operand_text(self) + " in place, but its element " + element +
+                          " shares memory with another of its elements"};
+        throw Found{s, "foreach_self_overlap",
+                    "writes " + operand_text(self) + " in place, but its element " + element +
+                        " shares memory with " + operand_text(node.reads[node.self_operands[it->second]]) +
+                        ", which it writes too; the kernel may process the list's elements in any order"};
+      }
+      self_addresses[k] = element_addresses(self.ref);
+    }
+    for (size_t r = 0; r < node.reads.size(); ++r) {
+      if (is_self(r)) continue;
+      const Operand& other = node.reads[r];
+      const auto found = owner.find(other.ref.storage);
+      if (found == owner.end()) continue;
+      const std::vector<int64_t> cells = cells_of(memory, other.ref);
+      const int64_t per_element = other.ref.itemsize / memory.granularity(other.ref.storage);
+      for (size_t i = 0; i < cells.size(); ++i) {
+        const auto hit = found->second.find(cells[i]);
+        if (hit == found->second.end()) continue;
+        const int32_t k = hit->second;
+        const int32_t e = node.element_of[r];
+        const Operand& self = node.reads[node.self_operands[k]];
+        const std::string element = index_text(other.ref.sizes, static_cast<int64_t>(i) / per_element);
+        const int32_t operand = static_cast<int32_t>(r);
+        if (e != k && !(e < 0 && n == 1)) {
+          const std::string whose =
+              e < 0 ? "read for every element of the list" : "read for element " + std::to_string(e);
+          throw Found{operand, "operand_overlaps_other_element",
+                      "writes " + operand_text(self) + " in place while operand " + operand_text(other) +
+                          " (" + whose + ") has its element " + element +
+                          " in that memory; the kernel may process the list's elements in any order"};
+        }
+        const bool exactly_self = other.ref.itemsize == self.ref.itemsize &&
+                                  other.ref.sizes == self.ref.sizes &&
+                                  element_addresses(other.ref) == self_addresses[k];
+        if (node.pointwise && exactly_self) break;  // all its cells are self[k]'s
+        throw Found{operand, "operand_overlaps_self",
+                    "writes " + operand_text(self) + " in place while reading operand " +
+                        operand_text(other) + ", whose element " + element + " is in self's memory" +
+                        (node.pointwise ? " without being exactly self" : " (the op is not pointwise)")};
+      }
     }
   }
 

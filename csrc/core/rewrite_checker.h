@@ -17,8 +17,10 @@
 //     place of bytes the functional graph writes back); constants never;
 //  4. an ATen in-place op reads no memory of `self` except exactly `self`
 //     (element for element, and only if the op is pointwise), and `self` does
-//     not overlap itself; a custom op writes no operand that shares memory
-//     with another unless the functional graph's call shares it too.
+//     not overlap itself; a `_foreach_*_` op keeps that rule for each list
+//     element, and no operand of one element touches another element's self;
+//     a custom op writes no operand that shares memory with another unless
+//     the functional graph's call shares it too.
 //
 // Costs O(elements touched) time and memory.
 #pragma once

@@ -55,7 +55,7 @@ std::vector<Operand> read_operands(const py::handle& h) {
 
 // (storages, nodes); storage = (nbytes, granularity, input); node = (name, op,
 // counterpart, prepare, reads, effects, write_rule, pointwise, self_operand,
-// written_operands, is_output)
+// written_operands, is_output[, self_operands, element_of])
 CheckGraph read_graph(const py::handle& h) {
   auto t = h.cast<py::tuple>();
   CheckGraph g;
@@ -77,6 +77,10 @@ CheckGraph read_graph(const py::handle& h) {
     node.self_operand = n[8].cast<int32_t>();
     node.written_operands = n[9].cast<std::vector<int32_t>>();
     node.is_output = n[10].cast<bool>();
+    if (n.size() > 12) {
+      node.self_operands = n[11].cast<std::vector<int32_t>>();
+      node.element_of = n[12].cast<std::vector<int32_t>>();
+    }
     g.nodes.push_back(std::move(node));
   }
   return g;

@@ -17,7 +17,9 @@ What a node does to memory, decided here from the op alone:
   four `*_scatter` ops, `*_copy` variants of views) copy their operands'
   tags; every other op fills its fresh results with the functional node's
   own tags. An in-place op `foo_` does what the functional `foo` it stands
-  for does, into its `self`;
+  for does, into its `self`; a `_foreach_foo_(xs, ...)` puts what
+  `_foreach_foo` computes as its result k into xs[k] (ATen's in-place rule
+  per list element, and no element's operand touching another's xs[j]);
 * auto_functionalized_v2 clones the bases it is told to clone (as torch's
   `clone_preserve_strides`: the storage up to the base's last element), reads
   its arguments regenerated on them (torch's own view decoding), then the op
@@ -36,8 +38,10 @@ simulation. For tests; not meant for production-sized graphs.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +57,7 @@ _AFV2 = torch.ops.higher_order.auto_functionalized_v2
 
 # Layouts shared with csrc/python/checker_bindings.cpp.
 _FILL, _COPY, _GROW = 0, 1, 2
-_RULE_NONE, _RULE_INPLACE, _RULE_WRITE_BACK, _RULE_CUSTOM_OP = range(4)
+_RULE_NONE, _RULE_INPLACE, _RULE_WRITE_BACK, _RULE_CUSTOM_OP, _RULE_FOREACH = range(5)
 _OK, _VIOLATION, _CANNOT_CHECK = range(3)
 
 _WRITE_BACK_OPS = (_aten.copy_.default, _aten.resize_.default, _aten.as_strided_.default)
@@ -140,13 +144,37 @@ def check_reinplaced(
     `functional_gm` computes on `sample_args` (outputs, output aliasing, inputs'
     final contents), writes no graph input but by write-backs, and breaks no
     aliasing rule of its in-place ops. Graphs are checked at the sample args'
-    concrete sizes. inputs_written_back_may_be_written: any node may write the
-    bytes of a graph input that the functional graph writes back (what
+    concrete sizes.
+
+    Sample args may be real or FakeTensors (what AOTAutograd hands a compiler),
+    with any fake mode active or none: only their sizes, strides, offsets,
+    dtypes and storage sharing matter (see `_Inputs`). Symbolic sizes are
+    checked at their hints, the sizes of the example the graph was traced
+    from: a proof for that size only. A size with no hint, or an op whose
+    output depends on values it cannot have from fake args, is a
+    ReinplaceCheckError with `cannot_check` True.
+
+    inputs_written_back_may_be_written: any node may write the bytes of a
+    graph input that the functional graph writes back (what
     `reinplace(policy="compile")` does); every read and the final contents are
     still proven."""
     for gm in (functional_gm, reinplaced_gm):
         if not isinstance(gm, GraphModule):
             raise TypeError(f"check_reinplaced expects torch.fx.GraphModules, got {type(gm).__name__}")
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    # A compiler may call us inside its fake mode (AOTAutograd does): the runs
+    # choose their own mode (see _Inputs), whatever is active around them.
+    with unset_fake_temporarily():
+        _check(functional_gm, reinplaced_gm, sample_args, inputs_written_back_may_be_written)
+
+
+def _check(
+    functional_gm: GraphModule,
+    reinplaced_gm: GraphModule,
+    sample_args: tuple,
+    inputs_written_back_may_be_written: bool,
+) -> None:
     try:
         inputs = _Inputs(functional_gm, sample_args)
         slots: list[tuple] = []
@@ -211,7 +239,15 @@ def copy_functional(gm: Any) -> GraphModule | None:
 
 class _Inputs:
     """The storages of the sample args and module constants: numbered the same
-    in both graphs, copied afresh for each run."""
+    in both graphs, copied afresh for each run.
+
+    Real sample args: each run works on clones of their storages, for real.
+    Fake ones (FakeTensors, with sizes that may be symbolic): each run works
+    on fresh fake tensors of the same sizes (symbolic ones at their hints),
+    strides, offsets and storage sharing, in a fake mode of the checker's own
+    without symbolic shapes, so that every size the recorder sees is concrete.
+    The checker needs nothing else of the args: tags stand for their values.
+    """
 
     def __init__(self, gm: GraphModule, sample_args: tuple) -> None:
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -224,16 +260,40 @@ class _Inputs:
         self.rows: list[list] = []  # [nbytes, itemsize, constant]
         self.by_storage: dict[int, int] = {}
         self.by_attr: dict[str, int] = {}
+        self.fake_mode: Any = None
+        if any(_is_fake(a) for a in sample_args):
+            from torch._subclasses.fake_tensor import FakeTensorMode
+
+            # Real tensors met in a fake run (module constants, a higher-order
+            # op's captured tensors) are faked on the way.
+            self.fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+        # Each placeholder's (storage offset, sizes, strides), concrete.
+        self.layouts: list[tuple[int, list[int], list[int]] | None] = []
         for node, arg in zip(placeholders, sample_args, strict=True):
             if isinstance(arg, torch.Tensor):
+                what = f"sample arg {node.name}"
+                if arg.layout != torch.strided:
+                    raise _CannotCheck(f"{what} has layout {arg.layout} (only strided tensors are modelled)")
+                self.layouts.append(
+                    (
+                        _concrete(arg.storage_offset(), what),
+                        [_concrete(v, what) for v in arg.shape],
+                        [_concrete(v, what) for v in arg.stride()],
+                    )
+                )
                 self._add(node.name, arg, arg.untyped_storage()._cdata, False)
+            else:
+                self.layouts.append(None)
+                if isinstance(arg, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                    _concrete(arg, f"sample arg {node.name}")
 
     def _add(self, name: str, t: torch.Tensor, key: Any, constant: bool) -> int:
         table = self.by_attr if constant else self.by_storage
         found = table.get(key)
         if found is None:
             found = table[key] = len(self.rows)
-            self.rows.append([t.untyped_storage().nbytes(), t.element_size(), constant])
+            nbytes = _concrete(t.untyped_storage().nbytes(), f"the storage of {name}")
+            self.rows.append([nbytes, t.element_size(), constant])
             self.names.append([])
         if name not in self.names[found]:
             self.names[found].append(name)
@@ -245,26 +305,82 @@ class _Inputs:
     def table(self) -> list[tuple]:
         return [("/".join(n), *row) for n, row in zip(self.names, self.rows, strict=True)]
 
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Where a graph runs: in the checker's fake mode for fake args; for real
+        ones, on a fixed random seed (both graphs draw the same numbers)."""
+        if self.fake_mode is not None:
+            with self.fake_mode, torch.no_grad():
+                yield
+            return
+        devices = sorted({a.device.index or 0 for a in _leaves(self.sample_args) if _is_cuda(a)})
+        with torch.random.fork_rng(devices=devices), torch.no_grad():
+            torch.manual_seed(0)
+            yield
+
+    def fresh_storage(self, t: torch.Tensor, nbytes: int) -> Any:
+        """A storage for a run's copy of `t`'s: its clone, or a fake one of `nbytes` (in `running`)."""
+        if self.fake_mode is None:
+            return t.untyped_storage().clone()
+        return torch.empty(nbytes, dtype=torch.uint8, device=t.device).untyped_storage()
+
     def copies(self) -> list[Any]:
-        """Fresh copies of the sample args, sharing storage as the originals do."""
+        """Fresh copies of the sample args, sharing storage as the originals do (in `running`)."""
         storages: dict[int, Any] = {}
         out = []
-        for arg in self.sample_args:
+        for arg, layout in zip(self.sample_args, self.layouts, strict=True):
             if isinstance(arg, torch.Tensor):
                 key = arg.untyped_storage()._cdata
                 if key not in storages:
-                    storages[key] = arg.untyped_storage().clone()
-                out.append(_on_storage(arg, storages[key]))
-            elif isinstance(arg, torch.SymInt):
-                out.append(int(arg.node.hint) if arg.node.hint is not None else int(arg))
+                    storages[key] = self.fresh_storage(arg, self.rows[self.by_storage[key]][0])
+                out.append(_on_storage(arg, storages[key], layout))
+            elif isinstance(arg, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                out.append(_concrete(arg, "a sample arg"))
             else:
                 out.append(arg)
         return out
 
 
-def _on_storage(t: torch.Tensor, storage: Any) -> torch.Tensor:
+def _is_fake(v: Any) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(v, FakeTensor)
+
+
+def _concrete(v: Any, what: str) -> Any:
+    """A size, stride or scalar as a plain number: a symbolic one at its hint."""
+    if not isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return v
+    hint = v.node.hint
+    if hint is None:
+        raise _CannotCheck(
+            f"{what} has a symbolic size or value with no hint ({v}; data-dependent): "
+            "the checker runs the graphs at concrete sizes"
+        )
+    return hint
+
+
+def _beyond_fake(e: Exception) -> bool:
+    """Whether a fake run raised for want of values or of a fake kernel, not
+    because the graph is wrong: a data-dependent output or shape, an op with no
+    fake implementation."""
+    from torch._subclasses import fake_tensor
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    kinds = (
+        fake_tensor.DataDependentOutputException,
+        fake_tensor.DynamicOutputShapeException,
+        fake_tensor.UnsupportedOperatorException,
+        fake_tensor.UnsupportedFakeTensorException,
+        GuardOnDataDependentSymNode,
+    )
+    return isinstance(e, kinds)
+
+
+def _on_storage(t: torch.Tensor, storage: Any, layout: tuple | None = None) -> torch.Tensor:
+    offset, sizes, strides = layout or (t.storage_offset(), t.shape, t.stride())
     fresh = torch.empty(0, dtype=t.dtype, device=t.device)
-    return fresh.set_(storage, t.storage_offset(), t.shape, t.stride())
+    return fresh.set_(storage, offset, sizes, strides)
 
 
 # ----------------------------------------------------------------------------
@@ -390,9 +506,7 @@ class _Recorder:
 
     def run(self) -> tuple | None:
         """Runs the graph; for the rewritten graph, returns the finding if a node raises."""
-        devices = sorted({a.device.index or 0 for a in _leaves(self.inputs.sample_args) if _is_cuda(a)})
-        with torch.random.fork_rng(devices=devices), torch.no_grad():
-            torch.manual_seed(0)
+        with self.inputs.running():
             args = iter(zip(self.inputs.copies(), self.inputs.sample_args, strict=True))
             for node in self.gm.graph.nodes:
                 if node.op == "placeholder":
@@ -422,7 +536,7 @@ class _Recorder:
         if not isinstance(obj, torch.Tensor):
             return obj  # a submodule (a higher-order op's subgraph)
         index = self.inputs.constant(node.target, obj)
-        copy = _on_storage(obj.detach(), obj.untyped_storage().clone())
+        copy = _on_storage(obj.detach(), self.inputs.fresh_storage(obj, self.inputs.rows[index][0]))
         self.storage(copy, index)
         self.ref(copy)
         return copy
@@ -446,6 +560,11 @@ class _Recorder:
         try:
             value = node.target(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - reported with the node
+            if self.inputs.fake_mode is not None and _beyond_fake(e):
+                raise _CannotCheck(
+                    f"node {node.name} ({_op_name(node.target)}) cannot run on fake example inputs "
+                    f"({type(e).__name__}: {e}); the checker needs real sample args for it"
+                ) from e
             message = f"node {node.name} ({_op_name(node.target)}) raised when run on the sample args: "
             message += f"{type(e).__name__}: {e}"
             if self.functional is None:
@@ -484,6 +603,7 @@ class _Recorder:
         self_operand: int = -1,
         written: list[int] | None = None,
         is_output: bool = False,
+        foreach: tuple[list[int], list[int]] | None = None,
     ) -> None:
         self.index_of[node.name] = len(self.nodes)
         self.check_nodes.append(node.name)
@@ -502,6 +622,7 @@ class _Recorder:
                 self_operand,
                 written or [],
                 is_output,
+                *(foreach or ([], [])),
             )
         )
 
@@ -589,6 +710,10 @@ class _Translator:
         written = [a.name for a in target._schema.arguments if _is_write(a)]
         if not written:
             self.rec.add(node, counterpart, [], reads, [])
+            return
+        if _is_foreach_inplace(target):
+            layout = _foreach_layout(target, reads)
+            self.rec.add(node, counterpart, [], reads, [], rule=_RULE_FOREACH, pointwise=True, foreach=layout)
             return
         self_operand = next((i for i, r in enumerate(reads) if r[0] == written[0]), -1)
         if target is _aten.copy_.default and self_operand >= 0:
@@ -800,7 +925,10 @@ class _Translator:
             )
         twin = self.twin_target()
         queue = self.functional.afv2_queue.get(target)
-        if twin is not None and _inplace_of(twin, target):
+        if _is_foreach_inplace(target):
+            matched = twin is not None and _inplace_of(twin, target)
+            self.foreach_inplace(twin if matched else None)
+        elif twin is not None and _inplace_of(twin, target):
             self.inplace(twin, self.functional.index_of.get(node.name, -1))
         elif queue:
             self.direct_custom_op(queue.pop(0))
@@ -889,6 +1017,36 @@ class _Translator:
             rule=_RULE_INPLACE,
             pointwise=pointwise,
             self_operand=self_operand,
+        )
+
+    def foreach_inplace(self, functional_target: Any) -> None:
+        """`_foreach_foo_(xs, ...)` standing for the functional `ys = _foreach_foo(xs, ...)`:
+        element k of xs gets ys[k], what the functional node computes into its result k.
+        Without a functional counterpart (None) each element gets a value of its own.
+        Every `_foreach_*_` op is elementwise per list element: pointwise."""
+        rec, node, target = self.rec, self.node, self.target
+        reads = self.operands(target, self.snap_args, self.snap_kwargs)
+        selves, element_of = _foreach_layout(target, reads)
+        if target._schema.name == "aten::_foreach_copy_":
+            for i in selves:  # copies overwrite self whole
+                reads[i] = (*reads[i][:3], False)
+        written = target._schema.arguments[0].name
+        xs = [t for t in _bind(target, self.args, self.kwargs)[written] if isinstance(t, torch.Tensor)]
+        if functional_target is None:
+            counterpart = -1
+            effects = [self.fill(t, ("mut", f"{written}[{k}]")) for k, t in enumerate(xs)]
+        else:
+            counterpart = self.functional.index_of.get(node.name, -1)
+            effects = self.effects(functional_target, xs, list(range(len(xs))))
+        rec.add(
+            node,
+            counterpart,
+            [],
+            reads,
+            effects,
+            rule=_RULE_FOREACH,
+            pointwise=True,
+            foreach=(selves, element_of),
         )
 
     # -- auto_functionalized_v2 -------------------------------------------------
@@ -1015,6 +1173,31 @@ def _inplace_of(functional_target: Any, target: Any) -> bool:
     ):
         return False
     return target._schema.name == functional_target._schema.name + "_"
+
+
+def _is_foreach_inplace(target: Any) -> bool:
+    """A `_foreach_*_` op: writes its first argument, a tensor list, element by element."""
+    if not isinstance(target, torch._ops.OpOverload) or not target._schema.name.startswith("aten::_foreach_"):
+        return False
+    args = target._schema.arguments
+    return bool(args) and _is_write(args[0]) and isinstance(args[0].type, torch.ListType)
+
+
+def _foreach_layout(target: torch._ops.OpOverload, reads: list[tuple]) -> tuple[list[int], list[int]]:
+    """(the operand of each element of the self list, in order; the list element each
+    operand belongs to: k for `other[k]`, -1 for a tensor argument beside the lists)."""
+    written = target._schema.arguments[0].name
+    selves: dict[int, int] = {}
+    element_of = []
+    for i, r in enumerate(reads):
+        name, bracket, index = r[0].partition("[")
+        element = int(index[:-1]) if bracket else -1
+        element_of.append(element)
+        if name == written:
+            selves[element] = i
+    if sorted(selves) != list(range(len(selves))):
+        raise _CannotCheck(f"{_op_name(target)} has a self list with holes")
+    return [selves[k] for k in range(len(selves))], element_of
 
 
 def _scalar_view(value: Any) -> Any:
