@@ -83,6 +83,9 @@ struct CheckNode {
   std::vector<int32_t> self_operands;     // kForeachInplace: per list element k, the operand written
   std::vector<int32_t> element_of;        // kForeachInplace: per read, its list element; -1: every element's
   bool is_output = false;                 // the graph's output node; reads are its tensors
+  // kInplace: the op is commutative in its first two operands, which may come
+  // in either order relative to the functional node's.
+  bool commutative_pair = false;
 };
 
 struct CheckGraph {

@@ -260,15 +260,35 @@ class Checker {
     return text;
   }
 
-  // Rule 1: every operand holds what the functional node's operand holds.
+  // Rule 1: every operand holds what the functional node's operand holds. For
+  // a commutative op (node.commutative_pair) the first two operands may come
+  // in either order (`b.add_(a)` for the functional `add(a, b)`): the value is
+  // the same either way.
   void compare_reads(const CheckNode& node, const CheckNode& twin) {
     if (node.reads.size() != twin.reads.size())
       throw Found{-1, "operand_count",
                   "has " + std::to_string(node.reads.size()) + " tensor operands; functional node " +
                       twin.name + " has " + std::to_string(twin.reads.size())};
+    std::vector<size_t> order(node.reads.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    try {
+      compare_in_order(node, twin, order);
+    } catch (const Found& first) {
+      if (!node.commutative_pair || order.size() < 2) throw;
+      std::swap(order[0], order[1]);
+      try {
+        compare_in_order(node, twin, order);
+      } catch (const Found&) {
+        throw first;
+      }
+    }
+  }
+
+  // node.reads[k] against twin.reads[order[k]], for every k.
+  void compare_in_order(const CheckNode& node, const CheckNode& twin, const std::vector<size_t>& order) {
     for (size_t k = 0; k < node.reads.size(); ++k) {
       const Operand& mine = node.reads[k];
-      const Operand& theirs = twin.reads[k];
+      const Operand& theirs = twin.reads[order[k]];
       const int32_t operand = static_cast<int32_t>(k);
       functional_.memory().check_in_bounds(theirs.ref, "functional operand " + operand_text(theirs));
       if (mine.ref.sizes != theirs.ref.sizes)

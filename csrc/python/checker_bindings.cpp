@@ -55,7 +55,7 @@ std::vector<Operand> read_operands(const py::handle& h) {
 
 // (storages, nodes); storage = (nbytes, granularity, input); node = (name, op,
 // counterpart, prepare, reads, effects, write_rule, pointwise, self_operand,
-// written_operands, is_output[, self_operands, element_of])
+// written_operands, is_output[, self_operands, element_of[, commutative_pair]])
 CheckGraph read_graph(const py::handle& h) {
   auto t = h.cast<py::tuple>();
   CheckGraph g;
@@ -81,6 +81,7 @@ CheckGraph read_graph(const py::handle& h) {
       node.self_operands = n[11].cast<std::vector<int32_t>>();
       node.element_of = n[12].cast<std::vector<int32_t>>();
     }
+    if (n.size() > 13) node.commutative_pair = n[13].cast<bool>();
     g.nodes.push_back(std::move(node));
   }
   return g;

@@ -51,6 +51,7 @@ from torch.fx import GraphModule, Node
 from torch.fx.node import map_arg
 
 from fxinplace import _C
+from fxinplace._op_info import op_info as _op_info
 
 _aten = torch.ops.aten
 _AFV2 = torch.ops.higher_order.auto_functionalized_v2
@@ -604,6 +605,7 @@ class _Recorder:
         written: list[int] | None = None,
         is_output: bool = False,
         foreach: tuple[list[int], list[int]] | None = None,
+        commutative_pair: bool = False,
     ) -> None:
         self.index_of[node.name] = len(self.nodes)
         self.check_nodes.append(node.name)
@@ -623,6 +625,7 @@ class _Recorder:
                 written or [],
                 is_output,
                 *(foreach or ([], [])),
+                commutative_pair,
             )
         )
 
@@ -903,8 +906,12 @@ class _Translator:
 
     def mutating(self) -> None:
         rec, node, target = self.rec, self.node, self.target
-        if self.is_write_back():
-            twin = self.twin_target()
+        twin = self.twin_target()
+        # `copy_(x, add)` standing for the functional `copy(x, add)` (whose value a
+        # write-back then copied into the input x): an in-place op into the input, which
+        # the rules for in-place ops and input writes judge, not a write-back of its own.
+        stands_for_functional_copy = self.functional is not None and _inplace_of(twin, target)
+        if self.is_write_back() and not stands_for_functional_copy:
             counterpart = -1
             if self.functional is not None:
                 counterpart = self.functional.index_of.get(node.name, -1) if twin is target else -1
@@ -928,7 +935,7 @@ class _Translator:
         if _is_foreach_inplace(target):
             matched = twin is not None and _inplace_of(twin, target)
             self.foreach_inplace(twin if matched else None)
-        elif twin is not None and _inplace_of(twin, target):
+        elif twin is not None and (_inplace_of(twin, target) or _out_form_of(twin, target)):
             self.inplace(twin, self.functional.index_of.get(node.name, -1))
         elif queue:
             self.direct_custom_op(queue.pop(0))
@@ -993,12 +1000,20 @@ class _Translator:
         self.rec.add(self.node, counterpart, [], reads, effects, rule=_RULE_WRITE_BACK)
 
     def inplace(self, functional_target: Any, counterpart: int) -> None:
-        """`foo_` standing for the functional `foo` (or an inserted `copy_`): does what
-        `foo` does, into its self."""
+        """`foo_` standing for the functional `foo` (or an inserted `copy_`), or `foo.out`
+        writing into one of `foo`'s own operands: does what `foo` does, into that tensor."""
         rec, node, target = self.rec, self.node, self.target
         reads = self.operands(target, self.snap_args, self.snap_kwargs)
         written = next(a.name for a in target._schema.arguments if _is_write(a))
         self_operand = next((i for i, r in enumerate(reads) if r[0] == written), -1)
+        if _out_form_of(functional_target, target):
+            # foo.out(a, b, out=b): the out= argument is the memory of an operand foo reads
+            # (exactly its elements); the reads line up with foo's without it.
+            out_ref = reads.pop(self_operand)[2]
+            self_operand = next((i for i, r in enumerate(reads) if r[2] == out_ref), -1)
+            if self_operand < 0:
+                self.unmatched_mutation()
+                return
         if target is _aten.copy_.default:
             reads[self_operand] = (*reads[self_operand][:3], False)  # copy_ overwrites self whole
         outs = [v for v in _leaves(self.value) if isinstance(v, torch.Tensor)]
@@ -1017,7 +1032,18 @@ class _Translator:
             rule=_RULE_INPLACE,
             pointwise=pointwise,
             self_operand=self_operand,
+            commutative_pair=self.commutative_pair(functional_target),
         )
+
+    def commutative_pair(self, functional_target: Any) -> bool:
+        """`b.foo_(a)` may stand for `foo(a, b)`: foo commutes in its two tensor operands
+        (add without alpha, mul, ...; the operator facts say which), and nothing else is passed."""
+        if (
+            not isinstance(functional_target, torch._ops.OpOverload)
+            or not _op_info(functional_target).commutative
+        ):
+            return False
+        return len(self.node.args) == 2 and not self.node.kwargs
 
     def foreach_inplace(self, functional_target: Any) -> None:
         """`_foreach_foo_(xs, ...)` standing for the functional `ys = _foreach_foo(xs, ...)`:
@@ -1173,6 +1199,19 @@ def _inplace_of(functional_target: Any, target: Any) -> bool:
     ):
         return False
     return target._schema.name == functional_target._schema.name + "_"
+
+
+def _out_form_of(functional_target: Any, target: Any) -> bool:
+    """Whether `target` is `foo.out` for the functional `foo`: the same operator, with one
+    written, keyword-only argument."""
+    if not isinstance(functional_target, torch._ops.OpOverload) or not isinstance(
+        target, torch._ops.OpOverload
+    ):
+        return False
+    if target._schema.name != functional_target._schema.name or target is functional_target:
+        return False
+    written = [a for a in target._schema.arguments if _is_write(a)]
+    return len(written) == 1 and written[0].kwarg_only
 
 
 def _is_foreach_inplace(target: Any) -> bool:

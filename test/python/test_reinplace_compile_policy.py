@@ -35,7 +35,7 @@ def _same_results(fn, args, gm):
 def _compiled(fn, args, *, functionalize=False):
     traced = torch.func.functionalize(fn, remove="mutations_and_views") if functionalize else fn
     gm = make_fx(traced)(*args)
-    report = fxinplace.reinplace_report(gm, *args, policy="compile")
+    report = fxinplace.reinplace_report(gm, *args, policy="compile", check=True)
     return gm, {d.node: d for d in report.decisions}
 
 
@@ -163,3 +163,37 @@ def test_another_operand_aliasing_the_written_input_is_refused() -> None:
         args = (torch.arange(9.0).reshape(3, 3),)
         gm, _ = _compiled(fn, args, functionalize=True)
         _same_results(fn, args, gm)
+
+
+def test_the_checker_catches_wrong_destinations() -> None:
+    """The checker accepts `b.foo_(a)` for `foo(a, b)` only for commutative foo, and
+    `foo.out(..., out=b)` only where b's old value is not read afterwards."""
+    import pytest
+
+    from fxinplace._check import check_reinplaced, copy_functional
+
+    def sub(a, b):
+        x, y = a.sin(), b.cos()
+        return x, x - y
+
+    args = (torch.randn(5), torch.randn(5))
+    gm = make_fx(sub)(*args)
+    functional = copy_functional(gm)
+    node = next(n for n in gm.graph.nodes if n.name == "sub")
+    node.target, node.args = aten.sub_.Tensor, (node.args[1], node.args[0])  # y.sub_(x) is not x - y
+    gm.recompile()
+    with pytest.raises(fxinplace.ReinplaceCheckError, match="node sub"):
+        check_reinplaced(functional, gm, *args)
+
+    def read_after(a, b):
+        x, z = a.sin(), b.cos()
+        return x, aten.threshold_backward(z, x, 0.0), z * 2  # z is read afterwards
+
+    gm = make_fx(read_after)(*args)
+    functional = copy_functional(gm)
+    node = next(n for n in gm.graph.nodes if n.name == "threshold_backward")
+    z = node.args[0]
+    node.target, node.kwargs = aten.threshold_backward.grad_input, {"grad_input": z}
+    gm.recompile()
+    with pytest.raises(fxinplace.ReinplaceCheckError, match="mul"):
+        check_reinplaced(functional, gm, *args)
