@@ -183,12 +183,48 @@ def _propagate(
                 if not _static_value(val):
                     raise _NeedsFake
                 env[node] = Fresh(val)
+            elif use_vals and info.single_view and (view := _recorded_view(node, env)) is not None:
+                env[node] = view
             else:
                 try:
                     env[node] = _run(node, env, runners)
                 except Exception as e:
                     raise _NeedsFake from e
     return env
+
+
+def _recorded_view(node: Node, env: dict[Node, Any]) -> torch.Tensor | None:
+    """A single view's value from its recorded `meta['val']`, without replaying the view op
+    (a meta kernel, or a Python reference, for each of thousands of views): its geometry on
+    its base's memory. Only where the recorded base is laid out exactly as the base here is,
+    in the same storage as the recorded view, with the same dtype; else None (replayed)."""
+    base_node = node.args[0] if node.args else None
+    if not isinstance(base_node, Node):
+        return None
+    val, base_val = node.meta.get("val"), base_node.meta.get("val")
+    base = env.get(base_node)
+    if type(base) is Fresh:
+        base = base.materialize()
+    if not (
+        isinstance(val, torch.Tensor)
+        and isinstance(base_val, torch.Tensor)
+        and isinstance(base, torch.Tensor)
+    ):
+        return None
+    if val.dtype != base.dtype or not _static(val) or not _static(base_val):
+        return None
+    if (base_val.shape, base_val.stride(), base_val.storage_offset()) != (
+        base.shape,
+        base.stride(),
+        base.storage_offset(),
+    ):
+        return None
+    try:
+        if val.untyped_storage()._cdata != base_val.untyped_storage()._cdata:
+            return None
+        return base.as_strided(val.shape, val.stride(), val.storage_offset())
+    except (RuntimeError, NotImplementedError):  # storage-less values, or out of the base's bounds
+        return None
 
 
 def _fake(mode: Any, value: Any) -> Any:

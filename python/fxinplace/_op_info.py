@@ -24,6 +24,7 @@ class OpInfo:
     mutates: bool
     passes_its_input_through: bool  # mutates (a write-back) or returns_its_input (wait_tensor)
     result_is_fresh: bool  # neither a view nor an alias the schema does not annotate
+    single_view: bool  # returns one view of its first argument
     first_arg_name: str
     self_is_tensor: bool
     scatter: Any
@@ -64,6 +65,7 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         mutates=facts.mutates,
         passes_its_input_through=facts.mutates or facts.returns_its_input,
         result_is_fresh=facts.view == _C.ViewKind.NONE and not facts.aliases_without_annotation,
+        single_view=facts.view == _C.ViewKind.SINGLE and not facts.returns_its_input,
         first_arg_name=facts.first_arg_name,
         self_is_tensor=facts.self_is_tensor,
         scatter=facts.scatter,

@@ -34,16 +34,20 @@ def _plan_options(policy: str) -> dict[str, bool]:
 
 
 def reinplace_report(
-    gm: GraphModule, *sample_args: Any, check: bool = False, policy: str = "stock"
+    gm: GraphModule, *sample_args: Any, check: bool = False, policy: str = "stock", recompile: bool = True
 ) -> ReinplaceReport:
     """Re-inplace `gm` like `reinplace`, and return every decision with its reason.
 
     check=True: afterwards, prove the result against a copy of the functional
     graph with `fxinplace.check_reinplaced` (raises ReinplaceCheckError).
+    recompile=False leaves `gm.recompile()` to the caller: for a compiler that
+    regenerates the code anyway (fxinplace.compile's default runner does).
     """
     options = _plan_options(policy)
     functional = _check.copy_functional(gm) if check else None
-    report = _reinplace_report(gm, sample_args, metadata="auto", options=options)
+    report = _reinplace_report(
+        gm, sample_args, metadata="auto", options=options, recompile=recompile or check
+    )
     if functional is not None:
         _check.check_reinplaced(
             functional,
@@ -70,7 +74,12 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _reinplace_report(
-    gm: GraphModule, sample_args: tuple, *, metadata: str, options: dict[str, bool] | None = None
+    gm: GraphModule,
+    sample_args: tuple,
+    *,
+    metadata: str,
+    options: dict[str, bool] | None = None,
+    recompile: bool = True,
 ) -> ReinplaceReport:
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
@@ -78,11 +87,11 @@ def _reinplace_report(
     # pass's own meta tensors would each go through FakeTensor dispatch, several
     # times slower, for nothing. Paths that need a fake mode enter their own.
     with _gc_paused(), unset_fake_temporarily():
-        return _run_pass(gm, sample_args, metadata=metadata, options=options or {})
+        return _run_pass(gm, sample_args, metadata=metadata, options=options or {}, recompile=recompile)
 
 
 def _run_pass(
-    gm: GraphModule, sample_args: tuple, *, metadata: str, options: dict[str, bool]
+    gm: GraphModule, sample_args: tuple, *, metadata: str, options: dict[str, bool], recompile: bool = True
 ) -> ReinplaceReport:
     validate(gm, sample_args)
     runners = {**metadata_runners(gm, sample_args), **higher_order_runners(gm)}
@@ -102,7 +111,8 @@ def _run_pass(
         _base_names=base_names,
     )
     apply_plan(gm, nodes, plan, reading.afv2_calls, reading.destinations)
-    gm.recompile()
+    if recompile:
+        gm.recompile()
     return report
 
 

@@ -83,7 +83,11 @@ def _reinplacing(
     def compile_graph(gm: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         if policy == "none":
             return inner(gm, example_inputs)
-        report = reinplace_report(gm, *example_inputs, check=check, policy=policy)
+        # _run_as_is regenerates the code (boxed) anyway: the pass need not recompile
+        # first. Another inner compiler gets a recompiled graph module.
+        report = reinplace_report(
+            gm, *example_inputs, check=check, policy=policy, recompile=inner is not _run_as_is
+        )
         if explain or _explain_requested() or log.isEnabledFor(logging.DEBUG):
             log.info(
                 "fxinplace: %s graph, %d ops re-inplaced, %d scatters removed\n%s",
