@@ -5,10 +5,12 @@ planner let the op write it in place, and on an explicit clone of it otherwise (
 the node did, less the clones the plan removes). Getitems of a written argument's new
 value then read the argument or its clone, getitems of the op's outputs the call.
 
-A clone keeps the argument's strides and storage offset, as the node's own
-`clone_preserve_strides` does: `aten.clone` where that is what it gives (a dense
-argument at offset 0), else the same three steps as ATen ops (the storage up to the
-argument's last element viewed flat, cloned, viewed back).
+A clone has the layout the node's own clone (`clone_preserve_strides`) has in the
+functional graph, whatever memory the argument lives in after earlier rewrites:
+`aten.clone(memory_format=contiguous_format)` for a contiguous argument at offset 0
+(between two permutes for a dense one); otherwise fresh memory of the size
+`clone_preserve_strides` takes, the argument scattered into it at its strides and
+offset (`as_strided_scatter`), and viewed there.
 
 When the node's users read it in ways a direct call cannot stand for (the whole tuple,
 a list item other than by index), the node stays, cloning only the arguments not
@@ -25,18 +27,20 @@ from torch.fx import Graph, GraphModule, Node
 
 from fxinplace._afv1_node import AFv1Call
 from fxinplace._afv2_apply import _arrange
-from fxinplace._metadata import _static
 
 _aten = torch.ops.aten
 
 
-def apply_afv1(gm: GraphModule, node: Node, call: AFv1Call, in_place: dict[str, bool]) -> dict[Node, Node]:
-    """`in_place[name]`: the written argument `name` is written in place. Returns the
-    nodes it erased, each with the node that now holds its value."""
+def apply_afv1(
+    gm: GraphModule, node: Node, call: AFv1Call, in_place: dict[str, bool], layouts: dict[str, Any]
+) -> dict[Node, Node]:
+    """`in_place[name]`: the written argument `name` is written in place; `layouts`: each
+    argument's layout in the functional graph (AFv1Call.layouts). Returns the nodes it
+    erased, each with the node that now holds its value."""
     uncloned = {name for name, _ in call.mutable if name in call.not_cloned or in_place.get(name)}
     replaced: dict[Node, Node] = {}
     if _direct_call_possible(node, call):
-        _direct_call(gm.graph, node, call, uncloned, replaced)
+        _direct_call(gm.graph, node, call, uncloned, layouts, replaced)
         return replaced
     still = tuple(name for name, value in call.mutable if value is not None and name not in uncloned)
     node.kwargs = {**node.kwargs, "_only_clone_these_tensors": still}
@@ -92,7 +96,9 @@ def _direct_call_possible(node: Node, call: AFv1Call) -> bool:
     return True
 
 
-def _direct_call(graph: Graph, node: Node, call: AFv1Call, uncloned: set[str], replaced: dict) -> None:
+def _direct_call(
+    graph: Graph, node: Node, call: AFv1Call, uncloned: set[str], layouts: dict[str, Any], replaced: dict
+) -> None:
     """Replace the node by a call of the op (see the module doc)."""
     with graph.inserting_before(node):
         values: dict[str, Any] = dict(call.others)
@@ -100,9 +106,11 @@ def _direct_call(graph: Graph, node: Node, call: AFv1Call, uncloned: set[str], r
             if arg is None or name in uncloned:
                 values[name] = arg
             elif isinstance(arg, list):
-                values[name] = [_clone(graph, a) for a in arg]
+                found = layouts.get(name)
+                found = found if isinstance(found, list) and len(found) == len(arg) else [None] * len(arg)
+                values[name] = [_clone(graph, a, layout) for a, layout in zip(arg, found, strict=True)]
             else:
-                values[name] = _clone(graph, arg)
+                values[name] = _clone(graph, arg, layouts.get(name))
         args, kwargs = _arrange(call.op, values)
         direct = graph.call_function(call.op, tuple(args), kwargs)
     returns = call.op._schema.returns
@@ -143,37 +151,51 @@ def _direct_call(graph: Graph, node: Node, call: AFv1Call, uncloned: set[str], r
     replaced[node] = direct
 
 
-def _clone(graph: Graph, arg: Node) -> Node:
-    """`clone_preserve_strides(arg)` as ATen ops, with their `meta['val']`."""
-    val = arg.meta.get("val")
-    if not isinstance(val, torch.Tensor) or not _static(val) or type(val.storage_offset()) is not int:
-        return _call(graph, _aten.clone.default, (arg,))
-    if val.storage_offset() == 0 and _clone_keeps_strides(val):
-        return _call(graph, _aten.clone.default, (arg,))
-    needed = _needed(val)
-    flat = _call(graph, _aten.as_strided.default, (arg, [needed], [1], 0))
-    buffer = _call(graph, _aten.clone.default, (flat,))
-    return _call(
-        graph, _aten.as_strided.default, (buffer, list(val.shape), list(val.stride()), val.storage_offset())
-    )
+def _clone(graph: Graph, arg: Node, layout: Any) -> Node:
+    """`clone_preserve_strides(arg)` as ATen ops, in the argument's functional layout
+    (sizes, strides, offset), with their `meta['val']`."""
+    if layout is None or not _no_overlap(layout[0], layout[1]):
+        return _call(graph, _aten.clone.default, (arg,))  # unknown: clone it as it is
+    sizes, strides, offset = layout
+    # A dense layout at offset 0 is a permutation of a contiguous one.
+    order = sorted(range(len(sizes)), key=lambda d: (-strides[d], d))
+    permuted = _contiguous_strides([sizes[d] for d in order])
+    if offset == 0 and all(strides[d] == permuted[i] for i, d in enumerate(order)):
+        contiguous = {"memory_format": torch.contiguous_format}
+        if order == sorted(order):
+            return _call(graph, _aten.clone.default, (arg,), contiguous)
+        view = _call(graph, _aten.permute.default, (arg, order))
+        clone = _call(graph, _aten.clone.default, (view,), contiguous)
+        return _call(graph, _aten.permute.default, (clone, [order.index(d) for d in range(len(order))]))
+    needed = 0 if 0 in sizes else offset + 1 + sum((n - 1) * st for n, st in zip(sizes, strides, strict=True))
+    memory = _call(graph, _aten.new_empty.default, (arg, [needed]))
+    filled = _call(graph, _aten.as_strided_scatter.default, (memory, arg, sizes, strides, offset))
+    return _call(graph, _aten.as_strided.default, (filled, sizes, strides, offset))
 
 
-def _call(graph: Graph, op: Any, args: tuple) -> Node:
-    out = graph.call_function(op, args)
+def _call(graph: Graph, op: Any, args: tuple, kwargs: dict | None = None) -> Node:
+    out = graph.call_function(op, args, kwargs or {})
     try:
-        val = op(*torch.fx.node.map_arg(args, lambda n: n.meta["val"]))
+        val = op(*torch.fx.node.map_arg(args, lambda n: n.meta["val"]), **(kwargs or {}))
     except Exception:  # noqa: BLE001 - no value is better than a wrong one
         return out
     out.meta["val"] = val
     return out
 
 
-def _clone_keeps_strides(t: torch.Tensor) -> bool:
-    """`aten.clone(t)` (preserve_format) has `t`'s strides: `t` is non-overlapping and dense."""
-    return torch.empty_like(t, device="meta").stride() == t.stride()
+def _contiguous_strides(sizes: list[int]) -> list[int]:
+    strides, step = [], 1
+    for n in reversed(sizes):
+        strides.append(step)
+        step *= max(n, 1)
+    return strides[::-1]
 
 
-def _needed(t: torch.Tensor) -> int:
-    if t.numel() == 0:
-        return 0
-    return t.storage_offset() + 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride(), strict=True))
+def _no_overlap(sizes: list[int], strides: list[int]) -> bool:
+    """No two elements share memory (sufficient: each stride passes every smaller dim's reach)."""
+    reach = 0
+    for stride, n in sorted((st, n) for n, st in zip(sizes, strides, strict=True) if n > 1):
+        if stride <= reach:
+            return False
+        reach += (n - 1) * stride
+    return True

@@ -44,6 +44,10 @@ class AFv1Call:
     # Names of the written arguments that are write slots, in slot order (set by
     # `_graph_records` when it reads the node; the plan's slot k is slot_args[k]).
     slot_args: list[str] = field(default_factory=list)
+    # Each written argument's (sizes, strides, storage offset) in the functional graph
+    # (a list for a list argument; None where unknown or symbolic), also set by
+    # `_graph_records`: the layout a clone of it must have.
+    layouts: dict[str, Any] = field(default_factory=dict)
 
     def direct_reads(self) -> list[Node]:
         """The graph values the op reads directly (its non-written arguments)."""

@@ -51,7 +51,7 @@ def apply_plan(
         if isinstance(call, AFv1Call):
             # Read again: rewrites of earlier nodes changed its arguments.
             in_place = dict(zip(call.slot_args, [s.in_place for s in d.slots], strict=True))
-            erased.update(apply_afv1(gm, node, read_v1_call(node), in_place))
+            erased.update(apply_afv1(gm, node, read_v1_call(node), in_place, call.layouts))
             continue
         if call is not None:
             erased.update(apply_afv2(gm, node, read_call(node), [s.in_place for s in d.slots]))

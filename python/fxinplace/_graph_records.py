@@ -108,6 +108,10 @@ def _read_v1_call(b, node: Node, index: dict, values: _Values, afv2_calls: dict,
     leaf_index = _leaf_positions(values.env.get(node))
     slots = []
     for j, (name, arg) in enumerate(call.mutable):
+        layouts = [
+            _layout(values.env.get(a)) for a in (arg if isinstance(arg, list) else [arg]) if a is not None
+        ]
+        call.layouts[name] = layouts if isinstance(arg, list) else layouts[0] if layouts else None
         item = call.num_outputs + j
         if isinstance(arg, Node) and item in leaf_index:
             slots.append((index[arg], leaf_index[item], item, name in call.not_cloned))
@@ -117,6 +121,21 @@ def _read_v1_call(b, node: Node, index: dict, values: _Values, afv2_calls: dict,
         return
     afv2_calls[i] = call
     b.auto_functionalized(node.name, operands, values.of(node), slots)
+
+
+def _layout(value: Any) -> tuple[list[int], list[int], int] | None:
+    """(sizes, strides, storage offset) of a node's tensor value; None unless static."""
+    if type(value) is Fresh and value.meta is None:
+        t, offset = value.val, 0  # never viewed: fresh memory at offset 0 (as `_Values.of`)
+    else:
+        t = value.meta if type(value) is Fresh else value
+        offset = t.storage_offset() if isinstance(t, torch.Tensor) else 0
+    if not isinstance(t, torch.Tensor):
+        return None
+    layout = (list(t.shape), list(t.stride()), offset)
+    if not all(type(v) is int for v in [*layout[0], *layout[1], offset]):
+        return None
+    return layout
 
 
 def _read_op(
