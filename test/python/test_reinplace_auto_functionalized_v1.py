@@ -16,6 +16,7 @@ import operator
 import pytest
 import torch
 import torch._inductor.config as inductor_config
+from test_reinplace_auto_functionalized_random import RANDOM_COUNT, _random_program
 
 import fxinplace
 import fxinplace.compile
@@ -487,3 +488,26 @@ def test_compile_backend_with_v1(monkeypatch, dynamic):
     _assert_same(got, expected)
     _assert_same(x, x_eager)
     assert seen == [3, 0]  # three v1 nodes went in, none came out
+
+
+# ----------------------------------------------------------------------------
+# Random programs (those of test_reinplace_auto_functionalized_random.py), traced with v1
+
+
+@pytest.mark.parametrize("seed", range(RANDOM_COUNT))
+def test_random_program_with_v1(seed):
+    fn, text = _random_program(seed)
+
+    def make_args():
+        return [torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4) / 7]
+
+    for copy_back in (True, False):
+        with _v1():
+            gm = trace(fn, *make_args(), copy_back=copy_back)
+        before = count(gm, AFV1)
+        try:
+            fxinplace.reinplace(gm, *make_args(), check=True)
+            check_eager(fn, gm, make_args(), inputs_mutated=copy_back)
+        except Exception as e:
+            raise AssertionError(f"seed {seed} copy_back={copy_back}: {text}\n{gm.code}") from e
+        assert count(gm, AFV1) <= before
