@@ -23,7 +23,8 @@ enum class NodeKind : uint8_t {
   kOther,     // any other call (Python arithmetic on sizes, higher-order ops): reads its operands
   // auto_functionalized_v2: clones each base in its slots, runs a mutable op
   // on the clones, returns (*op outputs, *new bases). A base it need not clone
-  // is a write slot (see WriteSlot).
+  // is a write slot (see WriteSlot). auto_functionalized (v1) likewise, with
+  // the op's written tensor arguments (views included) in place of bases.
   kAutoFunctionalized,
   // A `_foreach_*` op with a `_foreach_*_` form: one write slot per element of
   // its first list (result k into self[k]); the in-place form writes every
@@ -59,7 +60,8 @@ enum class Destination : uint8_t { kSelf, kSwapped, kOut };
 
 // A buffer a node may write one of its results into instead of allocating it:
 // `self` for an op with a `foo_` overload (or a scatter), each base of an
-// auto_functionalized_v2 node, each element of a `_foreach_*` op's first list.
+// auto_functionalized_v2 node (each written tensor argument of a v1 node), each
+// element of a `_foreach_*` op's first list.
 // The planner decides each slot on its own (a `_foreach_*` op: all or none).
 struct WriteSlot {
   NodeId target = kNoNode;  // the tensor that would be written

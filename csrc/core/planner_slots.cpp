@@ -9,6 +9,10 @@
 // Base `a` need not be cloned when nothing reads `a`'s old contents after the
 // node (nor the op itself through another argument): the op then writes `a`
 // and users of `a2` read `a`. Per base, the same checks as `foo` -> `foo_`.
+// auto_functionalized (v1), `out = auto_functionalized(op, x=a, y=b[0])`, clones
+// its written arguments themselves: each is a slot the same way; a view
+// (`b[0]`) is a write into its base, whose `select_scatter` of the new value
+// after the node then goes (pending scatters).
 //
 // `_foreach_*` ops (optimizer steps): `_foreach_add(xs, ys)` -> `_foreach_add_(xs, ys)`,
 // each element of `xs` a slot with the checks above; all of them or none.

@@ -224,11 +224,10 @@ void bind_graph_builder(py::module_& m) {
            "other operands its result may go into (node, SWAPPED or OUT), tried in order after self.")
       .def("getitem", &GraphBuilder::getitem, py::arg("name"), py::arg("source"), py::arg("index"),
            py::arg("results"))
-      .def(
-          "auto_functionalized", &GraphBuilder::auto_functionalized, py::arg("name"), py::arg("operands"),
-          py::arg("results"), py::arg("slots"),
-          "auto_functionalized_v2; slots: (base node, index of its new value in results, its position in the "
-          "node's value, already not cloned).")
+      .def("auto_functionalized", &GraphBuilder::auto_functionalized, py::arg("name"), py::arg("operands"),
+           py::arg("results"), py::arg("slots"),
+           "auto_functionalized_v2 (or auto_functionalized, v1); slots: (base node (v1: written argument), "
+           "index of its new value in results, its position in the node's value, already not cloned).")
       .def("foreach", &GraphBuilder::foreach, py::arg("name"), py::arg("operands"), py::arg("results"),
            py::arg("self_list"),
            "A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order "

@@ -408,7 +408,7 @@ class GraphBuilder:
         ],
     ) -> int:
         """
-        auto_functionalized_v2; slots: (base node, index of its new value in results, its position in the node's value, already not cloned).
+        auto_functionalized_v2 (or auto_functionalized, v1); slots: (base node (v1: written argument), index of its new value in results, its position in the node's value, already not cloned).
         """
     def constant(
         self,

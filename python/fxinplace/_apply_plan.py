@@ -12,6 +12,8 @@ import torch
 from torch.fx import GraphModule, Node
 
 from fxinplace import _C
+from fxinplace._afv1_apply import apply_afv1
+from fxinplace._afv1_node import AFv1Call, read_v1_call
 from fxinplace._afv2_apply import apply_afv2
 from fxinplace._afv2_node import AFv2Call, read_call
 from fxinplace._op_info import op_info
@@ -25,7 +27,7 @@ def apply_plan(
     gm: GraphModule,
     nodes: list[Node],
     plan: _C.Plan,
-    afv2_calls: dict[int, AFv2Call],
+    afv2_calls: dict[int, AFv2Call | AFv1Call],
     destinations: dict[int, list] | None = None,
 ) -> None:
     graph = gm.graph
@@ -34,7 +36,7 @@ def apply_plan(
     decisions = [plan.decision(i) for i in changed]
     replacement = {i: d.replacement for i, d in zip(changed, decisions, strict=True)}
     to_erase: list[Node] = []
-    # Nodes an auto_functionalized_v2 rewrite erased -> what holds their value now.
+    # Nodes an auto_functionalized(_v2) rewrite erased -> what holds their value now.
     erased: dict[Node, Node] = {}
 
     def live(k: int) -> Node:
@@ -45,8 +47,13 @@ def apply_plan(
 
     for i, d in zip(changed, decisions, strict=True):
         node = nodes[i]
-        if i in afv2_calls:
+        call = afv2_calls.get(i)
+        if isinstance(call, AFv1Call):
             # Read again: rewrites of earlier nodes changed its arguments.
+            in_place = dict(zip(call.slot_args, [s.in_place for s in d.slots], strict=True))
+            erased.update(apply_afv1(gm, node, read_v1_call(node), in_place, call.layouts))
+            continue
+        if call is not None:
             erased.update(apply_afv2(gm, node, read_call(node), [s.in_place for s in d.slots]))
             continue
         action = d.action

@@ -25,7 +25,8 @@ What a node does to memory, decided here from the op alone:
   its arguments regenerated on them (torch's own view decoding), then the op
   writes every mutated argument and its outputs with fresh tags. Its direct
   call (the pass's rewrite when no base is cloned) is matched to the
-  functional node calling the same op, in order;
+  functional node calling the same op, in order; auto_functionalized (v1)
+  likewise, cloning the written arguments themselves;
 * functionalization's write-backs (`copy_`/`resize_`/`as_strided_` into a
   placeholder) write the input.
 
@@ -55,6 +56,7 @@ from fxinplace._op_info import op_info as _op_info
 
 _aten = torch.ops.aten
 _AFV2 = torch.ops.higher_order.auto_functionalized_v2
+_AFV1 = torch.ops.higher_order.auto_functionalized
 
 # Layouts shared with csrc/python/checker_bindings.cpp.
 _FILL, _COPY, _GROW = 0, 1, 2
@@ -688,6 +690,9 @@ class _Translator:
         if target is _AFV2:
             self.auto_functionalized()
             return
+        if target is _AFV1:
+            self.auto_functionalized_v1()
+            return
         if not isinstance(target, torch._ops.OpOverload):
             self.opaque()
             return
@@ -1145,6 +1150,64 @@ class _Translator:
                 _walk(arg.name, snap_kwargs[arg.name], found)
                 reads.extend((name, r.source, r.ref, True) for name, r in found)
         effects = [self.fill(view, ("mut", key)) for key, (view, _) in mutated.items()]
+        outs = [v for v in _leaves(result[:num_outs]) if isinstance(v, torch.Tensor)]
+        effects += [self.fill(t, ("out", k)) for k, t in enumerate(outs)]
+        rule = _RULE_NONE if self.functional is None else _RULE_CUSTOM_OP
+        rec.add(node, counterpart, prepare, reads, effects, rule=rule, written=written)
+
+    def auto_functionalized_v1(self) -> None:
+        """auto_functionalized (v1): clones each written argument named in
+        `_only_clone_these_tensors` (None: all) as `clone_preserve_strides`, then the op
+        reads its arguments (the written ones through their clones) and writes the
+        clones and its outputs. Its direct call is matched as for v2."""
+        from torch._higher_order_ops.auto_functionalize import get_mutable_args_from_schema
+
+        rec, node = self.rec, self.node
+        op = self.args[0] if self.args else None
+        returns = op._schema.returns if isinstance(op, torch._ops.OpOverload) else ()
+        if not isinstance(op, torch._ops.OpOverload) or any(r.alias_info is not None for r in returns):
+            self.opaque()
+            return
+        if self.functional is None:
+            rec.afv2_queue.setdefault(op, []).append(node.name)
+            counterpart = -1
+        else:
+            counterpart = self.counterpart_same_target()
+            queue = self.functional.afv2_queue.get(op, [])
+            if node.name in queue:
+                queue.remove(node.name)
+            if counterpart < 0:
+                raise _CannotCheck(f"node {node.name} (auto_functionalized) is not in the functional graph")
+        names, _ = get_mutable_args_from_schema(op._schema)
+        only = self.kwargs.get("_only_clone_these_tensors")
+        result = list(self.value) if isinstance(self.value, (list, tuple)) else [self.value]
+        num_outs = len(result) - len(names)
+        new_values = dict(zip(names, result[num_outs:], strict=True))
+        prepare, reads, written, effects = [], [], [], []
+        for arg in op._schema.arguments:
+            if arg.name not in names:
+                if arg.name in self.snap_kwargs:
+                    found: list[tuple] = []
+                    _walk(arg.name, self.snap_kwargs[arg.name], found)
+                    reads.extend((key, r.source, r.ref, True) for key, r in found)
+                continue
+            old, snap, new = self.kwargs[arg.name], self.snap_kwargs[arg.name], new_values[arg.name]
+            items = (
+                [(f"{arg.name}[{i}]", *one) for i, one in enumerate(zip(old, snap, new, strict=True))]
+                if isinstance(old, (list, tuple))
+                else [(arg.name, old, snap, new)]
+            )
+            for key, before, ref, after in items:
+                if not isinstance(after, torch.Tensor):
+                    continue
+                if only is None or arg.name in only:
+                    if after.untyped_storage()._cdata == before.untyped_storage()._cdata:
+                        raise _CannotCheck(f"node {node.name} clones {key} but returns it uncloned")
+                    n = _needed(before)
+                    prepare.append((_COPY, rec.prefix_ref(after, n), rec.prefix_ref(before, n), -1, 0))
+                written.append(len(reads))
+                reads.append((key, ref.source, rec.ref(after), True))
+                effects.append(self.fill(after, ("mut", key)))
         outs = [v for v in _leaves(result[:num_outs]) if isinstance(v, torch.Tensor)]
         effects += [self.fill(t, ("out", k)) for k, t in enumerate(outs)]
         rule = _RULE_NONE if self.functional is None else _RULE_CUSTOM_OP

@@ -12,6 +12,7 @@ import torch
 from torch.fx import GraphModule, Node
 
 from fxinplace import _C
+from fxinplace._afv1_node import AFV1, AFv1Call, read_v1_call
 from fxinplace._afv2_node import AFV2, AFv2Call, read_call
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._higher_order import is_opaque_higher_order
@@ -27,7 +28,8 @@ UNSET = -(2**63)  # a slice bound left out (the planner's ScatterSpec::kUnset)
 class GraphReading:
     builder: _C.GraphBuilder
     nodes: list[Node]
-    afv2_calls: dict[int, AFv2Call]  # decoded once, for applying the plan
+    # auto_functionalized(_v2) nodes, decoded once, for applying the plan
+    afv2_calls: dict[int, AFv2Call | AFv1Call]
     # ATen op node -> the other operands its result may go into (for Plan.decision(i).slot > 0)
     destinations: dict[int, list[tuple[Node, Any]]]
 
@@ -42,7 +44,7 @@ def read_graph(gm: GraphModule, metadata: Metadata, *, with_destinations: bool =
     symbols = Symbols()
     values = _Values(env, storages, symbols)
     b = _C.GraphBuilder()
-    afv2_calls: dict[int, AFv2Call] = {}
+    afv2_calls: dict[int, AFv2Call | AFv1Call] = {}
     destinations: dict[int, list[tuple[Node, Any]]] | None = {} if with_destinations else None
     for i, node in enumerate(nodes):
         name = node.name
@@ -85,6 +87,8 @@ def _read_call(
                 slots.append((index[base], leaf_index[item], item, j not in call.cloned))
         bases = [index[base] for base in call.bases if base is not None]
         b.auto_functionalized(name, direct + bases, results, slots)
+    elif target is AFV1:
+        _read_v1_call(b, node, index, values, afv2_calls, i)
     elif isinstance(target, torch._ops.OpOverload):
         _read_op(b, node, index, values, operands, destinations, i)
     elif is_opaque_higher_order(target):
@@ -92,6 +96,48 @@ def _read_call(
     else:
         _reject_tensor_math(node, values.env)
         b.other(name, operands, values.of(node))
+
+
+def _read_v1_call(b, node: Node, index: dict, values: _Values, afv2_calls: dict, i: int) -> None:
+    """auto_functionalized (v1): one write slot per written tensor argument (its new
+    value is item `num_outputs + j` of the node's value), as for v2's bases. A written
+    list of tensors gets none: its elements stay cloned, read by the node."""
+    call = read_v1_call(node)
+    operands = [index[n] for n in call.direct_reads() + call.written()]
+    if call.aliased_returns:  # an out= or in-place op: its outputs are its clones, left alone
+        b.other(node.name, operands, values.of(node))
+        return
+    leaf_index = _leaf_positions(values.env.get(node))
+    slots = []
+    for j, (name, arg) in enumerate(call.mutable):
+        layouts = [
+            _layout(values.env.get(a)) for a in (arg if isinstance(arg, list) else [arg]) if a is not None
+        ]
+        call.layouts[name] = layouts if isinstance(arg, list) else layouts[0] if layouts else None
+        item = call.num_outputs + j
+        if isinstance(arg, Node) and item in leaf_index:
+            slots.append((index[arg], leaf_index[item], item, name in call.not_cloned))
+            call.slot_args.append(name)
+    if not slots:  # nothing to decide: left as it is
+        b.other(node.name, operands, values.of(node))
+        return
+    afv2_calls[i] = call
+    b.auto_functionalized(node.name, operands, values.of(node), slots)
+
+
+def _layout(value: Any) -> tuple[list[int], list[int], int] | None:
+    """(sizes, strides, storage offset) of a node's tensor value; None unless static."""
+    if type(value) is Fresh and value.meta is None:
+        t, offset = value.val, 0  # never viewed: fresh memory at offset 0 (as `_Values.of`)
+    else:
+        t = value.meta if type(value) is Fresh else value
+        offset = t.storage_offset() if isinstance(t, torch.Tensor) else 0
+    if not isinstance(t, torch.Tensor):
+        return None
+    layout = (list(t.shape), list(t.stride()), offset)
+    if not all(type(v) is int for v in [*layout[0], *layout[1], offset]):
+        return None
+    return layout
 
 
 def _read_op(

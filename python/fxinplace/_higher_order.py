@@ -8,8 +8,8 @@ needs it, and the node itself is never rewritten.
 Fresh outputs are an assumption the recorded values can check: torch forbids
 these ops' outputs to alias their inputs, and a graph whose recorded output
 shares storage with an operand is refused rather than planned on a wrong
-alias picture. A few HOPs are refused (see _REFUSED); auto_functionalized_v2
-has its own handling.
+alias picture. A few HOPs are refused (see _REFUSED); auto_functionalized and
+auto_functionalized_v2 have their own handling (_afv1_*, _afv2_*).
 """
 
 from __future__ import annotations
@@ -22,17 +22,21 @@ from torch.fx import GraphModule, Node
 
 from fxinplace._errors import ReinplaceInputError
 
-# Higher-order ops the pass refuses, and why. Treating these as opaque readers
-# would be wrong: the first writes into its operands; the second returns a
-# mutated argument's new value, which the pass does not model yet (its v2 is).
+# Higher-order ops the pass refuses, and why. Treating this one as an opaque
+# reader would be wrong: it writes into its operands.
 _REFUSED = {
     "triton_kernel_wrapper_mutation": "mutates its operands; the pass expects a functional graph",
-    "auto_functionalized": "is not supported (auto_functionalized_v2 is)",
 }
+# Higher-order ops modelled on their own, not as opaque readers.
+_MODELLED = ("auto_functionalized", "auto_functionalized_v2")
 
 
 def is_opaque_higher_order(target: Any) -> bool:
-    return isinstance(target, torch._ops.HigherOrderOperator) and target.name() not in _REFUSED
+    return (
+        isinstance(target, torch._ops.HigherOrderOperator)
+        and target.name() not in _REFUSED
+        and target.name() not in _MODELLED
+    )
 
 
 def check_node(node: Node) -> None:

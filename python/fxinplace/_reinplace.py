@@ -14,6 +14,8 @@ from typing import Any
 from torch.fx import GraphModule
 
 from fxinplace import _check
+from fxinplace._afv1_metadata import metadata_runners as afv1_runners
+from fxinplace._afv1_node import AFv1Call
 from fxinplace._afv2_metadata import metadata_runners
 from fxinplace._apply_plan import apply_plan
 from fxinplace._graph_records import read_graph
@@ -94,14 +96,23 @@ def _run_pass(
     gm: GraphModule, sample_args: tuple, *, metadata: str, options: dict[str, bool], recompile: bool = True
 ) -> ReinplaceReport:
     validate(gm, sample_args)
-    runners = {**metadata_runners(gm, sample_args), **higher_order_runners(gm)}
+    runners = {
+        **metadata_runners(gm, sample_args),
+        **afv1_runners(gm, sample_args),
+        **higher_order_runners(gm),
+    }
     found = propagate(gm, sample_args, metadata=metadata, runners=runners)
     reading = read_graph(gm, found, with_destinations=options.get("dead_operand_destinations", False))
     path = found.path
     del found
     plan = reading.builder.plan(**options)
     nodes = reading.nodes
-    base_names = {i: [b.name for b in call.bases if b is not None] for i, call in reading.afv2_calls.items()}
+    base_names = {
+        i: [dict(call.mutable)[name].name for name in call.slot_args]
+        if isinstance(call, AFv1Call)
+        else [b.name for b in call.bases if b is not None]
+        for i, call in reading.afv2_calls.items()
+    }
     report = ReinplaceReport(
         gm,
         metadata_path=path,

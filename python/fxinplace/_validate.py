@@ -9,6 +9,7 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
+from fxinplace._afv1_node import AFV1, read_v1_call
 from fxinplace._afv2_node import AFV2, read_call
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._higher_order import check_node as check_higher_order
@@ -40,6 +41,9 @@ def validate(gm: Any, sample_args: tuple) -> None:
         if isinstance(target, torch._ops.HigherOrderOperator):
             if target is AFV2:
                 read_call(node)  # raises on a malformed node
+                continue
+            if target is AFV1:
+                read_v1_call(node)
                 continue
             check_higher_order(node)  # an opaque reader (see _higher_order)
             continue

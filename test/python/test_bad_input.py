@@ -88,10 +88,11 @@ def test_trailing_copy_into_input_is_accepted():
 
 
 def test_higher_order_op_is_rejected():
+    from torch._higher_order_ops.triton_kernel_wrap import triton_kernel_wrapper_mutation
+
     def build(g):
         x = g.placeholder("x")
-        hop = torch.ops.higher_order.auto_functionalized
-        g.output(g.call_function(hop, (torch.ops.aten.add.Tensor,), {"self": x, "other": x}))
+        g.output(g.call_function(triton_kernel_wrapper_mutation, (), {"kernel_idx": 0, "kwargs": {"x": x}}))
 
     with pytest.raises(ReinplaceInputError, match="higher-order op"):
         fxinplace.reinplace(_graph_module(build), torch.ones(2), check=True)

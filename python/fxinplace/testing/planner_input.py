@@ -14,6 +14,7 @@ from typing import Any
 
 from torch.fx import GraphModule
 
+from fxinplace._afv1_metadata import metadata_runners as afv1_runners
 from fxinplace._afv2_metadata import metadata_runners
 from fxinplace._graph_records import read_graph
 from fxinplace._higher_order import metadata_runners as higher_order_runners
@@ -23,7 +24,11 @@ from fxinplace._validate import validate
 
 def planner_input(gm: GraphModule, *sample_args: Any, comment: str = "") -> str:
     validate(gm, sample_args)
-    runners = {**metadata_runners(gm, sample_args), **higher_order_runners(gm)}
+    runners = {
+        **metadata_runners(gm, sample_args),
+        **afv1_runners(gm, sample_args),
+        **higher_order_runners(gm),
+    }
     reading = read_graph(gm, propagate(gm, sample_args, runners=runners))
     header = "".join(f"# {line}\n" for line in comment.splitlines())
     return header + reading.builder.dump()
