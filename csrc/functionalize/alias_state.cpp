@@ -1,7 +1,10 @@
 #include "functionalize/alias_state.h"
 
+#include <ATen/ATen.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <algorithm>
 
 #include "functionalize/meta_geometry.h"
 #include "functionalize/region.h"
@@ -15,29 +18,48 @@ c10::Storage dataless_storage(const at::Tensor& like) {
                                                             /*allocator=*/nullptr, /*resizable=*/false));
 }
 
+// `value`, written through views[level..], scattered into `input` (the value
+// of views[level]'s input) at the place the rest of the chain measures to.
+at::Tensor scatter_directly(const at::Tensor& input, at::Tensor value, const ViewChain& views, size_t level) {
+  for (size_t k = level; k < views.size(); ++k) value = views[k]->unflip(value);
+  at::Tensor where = replay_on_meta(input, [&](at::Tensor current) {
+    for (size_t k = level; k < views.size(); ++k)
+      current = views[k]->forward(current, /*reapply_views=*/true);
+    return current;
+  });
+  return at::as_strided_scatter_symint(input, value, where.sym_sizes(), where.sym_strides(),
+                                       where.sym_storage_offset());
+}
+
 }  // namespace
 
 AliasState::AliasState(at::Tensor base)
     : base_(std::move(base)), region_(current_region()), storage_(dataless_storage(base_)) {}
 
-void AliasState::check_fold_keeps_every_write(const ViewChain& views, const c10::OperatorName& writer) const {
+size_t AliasState::plan_fold(const ViewChain& views, const c10::OperatorName& writer) const {
   // Folding back through a view whose elements share memory (overlapping
   // unfold windows) scatters every copy of a location, so the copies the
-  // write did not change overwrite the one it did. (expand() has a fold of
-  // its own; the written tensor itself was checked by the write's rules.)
+  // write did not change overwrite the one it did. Where the rest of the chain
+  // only selects elements, the written elements (which do not share memory:
+  // the write's rules checked them) scatter straight into that view's input
+  // instead. (expand() has a fold of its own.)
+  size_t direct = direct_fold_level(views);
   bool scatters = false;
   for (size_t k = 0; k + 1 < views.size(); ++k) scatters = scatters || views[k]->folds_by_scatter();
-  if (!scatters) return;
-  at::Tensor level = meta_like(base_);
+  if (!scatters) return views.size();
   c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks);
-  for (size_t k = 0; k + 1 < views.size(); ++k) {
-    level = views[k]->forward(level, /*reapply_views=*/true);
-    TORCH_CHECK(!views[k]->folds_by_scatter() || provably_injective(level),
+  std::vector<at::Tensor> levels{meta_like(base_)};
+  for (const auto& view : views) levels.push_back(view->forward(levels.back(), /*reapply_views=*/true));
+  // The written tensor repeats memory (a fill_ of an expand): each copy must
+  // fold through its own view.
+  if (direct < views.size() && !provably_injective(levels.back())) direct = views.size();
+  for (size_t k = 0; k + 1 < views.size() && k < direct; ++k)
+    TORCH_CHECK(!views[k]->folds_by_scatter() || provably_injective(levels[k + 1]),
                 "fxinplace.functionalize: ", c10::toString(writer), " writes through a view made by ",
                 views[k]->op_name(),
-                " whose elements share memory (overlapping windows); functionalization cannot fold a write "
-                "back through such a view. Please clone() the view's source first.");
-  }
+                " whose elements may share memory (overlapping windows); functionalization cannot fold this "
+                "write back through such a view. Please clone() the view's source first.");
+  return direct;
 }
 
 void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer,
@@ -50,8 +72,8 @@ void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const 
         !views[k]->is_as_strided(), "fxinplace.functionalize: ", c10::toString(writer),
         " writes through as_strided() applied to another view; as_strided is only supported as the first "
         "view of a tensor (it is not compositional)");
-  check_fold_keeps_every_write(views, writer);
-  pending_.push_back(Update{std::move(new_value), views, fold});
+  const size_t direct = plan_fold(views, writer);
+  pending_.push_back(Update{std::move(new_value), views, fold, direct});
   ++generation_;
   mutated_ = true;
 }
@@ -79,11 +101,16 @@ const at::Tensor& AliasState::base(bool reapply_views) {
   for (Update& update : pending_) {
     // Views of the current base along the chain, then fold the written value
     // back from the innermost view outwards.
+    const size_t direct = update.direct_level;
+    const size_t folded = std::min(direct, update.views.size());
     std::vector<at::Tensor> along{base_};
-    for (size_t k = 0; k + 1 < update.views.size(); ++k)
+    for (size_t k = 0; k < folded && k + 1 < update.views.size(); ++k)
       along.push_back(update.views[k]->forward(along.back(), reapply_views));
     at::Tensor value = std::move(update.value);
-    for (size_t k = update.views.size(); k-- > 0;)
+    if (direct < update.views.size()) {
+      value = scatter_directly(along[direct], value, update.views, direct);
+    }
+    for (size_t k = folded; k-- > 0;)
       value = update.views[k]->reverse(along[k], value, reapply_views, update.fold);
     base_ = std::move(value);
   }

@@ -17,6 +17,7 @@
 #include "functionalize/eager_write_rules.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
+#include "functionalize/meta_geometry.h"
 #include "functionalize/op_classes.h"
 #include "functionalize/region.h"
 #include "functionalize/resize.h"
@@ -149,16 +150,26 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
 }
 
 // as_strided addresses the storage, not the tensor it is applied to: after
-// other views it is replaced by one as_strided of the base, so writes through
-// it fold back with as_strided_scatter (the chain form is not compositional).
-// Returns the view, or an undefined tensor where the chain changes the dtype
-// (view(dtype) before as_strided: the chain form is kept).
+// other views it is replaced by one as_strided of the base (then view(dtype)
+// where the chain changed the dtype), so writes through it fold back with
+// as_strided_scatter (the chain form is not compositional). Returns the view,
+// or an undefined tensor where the base's elements cannot show the view's
+// bytes (the chain form is kept: with real views it still addresses eager's
+// storage, but a write through it is refused).
 at::Tensor as_strided_of_base(const FunctionalTensorImpl& parent,
                               const std::shared_ptr<const ViewRecord>& record, bool reapply) {
   ViewChain chain = parent.views();
   chain.push_back(record);
   at::Tensor where = measure_on_meta(parent.alias()->eager_base_layout(), chain);
-  if (where.scalar_type() != parent.alias()->base_value().scalar_type()) return at::Tensor();
+  const at::ScalarType base_dtype = parent.alias()->base_value().scalar_type();
+  if (where.scalar_type() != base_dtype && !same_bytes_as(where, base_dtype)) {
+    TORCH_CHECK(
+        reapply, "fxinplace.functionalize(remove='mutations_and_views'): as_strided() of a ",
+        where.scalar_type(), " view of a ", base_dtype,
+        " tensor whose elements are not contiguous in its last dim cannot be expressed with *_copy ops "
+        "(as_strided_copy of the view would address the copy's own memory)");
+    return at::Tensor();
+  }
   // The parent's value stands in until the view is placed; then it is
   // regenerated from the base (replaying as_strided on the parent's value
   // would address a *_copy's own storage with remove="mutations_and_views").

@@ -100,26 +100,36 @@ void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* 
     TORCH_CHECK(!record->flips_values(), "fxinplace.functionalize: a view made by ", record->op_name(),
                 " (conjugated or negated) cannot keep its place in a storage whose tensor was resized");
   const at::Tensor base = alias_->eager_base_layout();
-  TORCH_CHECK(where.scalar_type() == base.scalar_type(), "fxinplace.functionalize: a ", where.scalar_type(),
-              " view of a ", base.scalar_type(),
-              " tensor cannot keep its place in a storage whose tensor was resized");
-  if (same_geometry(where, base)) {
+  // Where the chain went through view(dtype): the same bytes in the base's
+  // elements, as_strided there, then view(dtype) back.
+  const bool reinterpreted = where.scalar_type() != base.scalar_type();
+  std::optional<at::Tensor> in_base = reinterpreted ? same_bytes_as(where, base.scalar_type()) : where;
+  TORCH_CHECK(in_base, "fxinplace.functionalize: a ", where.scalar_type(), " view of a ", base.scalar_type(),
+              " tensor whose elements are not contiguous in its last dim cannot be placed in the ",
+              base.scalar_type(),
+              " tensor's storage (as_strided of such a view, or a view kept across resize_)");
+  if (!reinterpreted && same_geometry(where, base)) {
     views_.clear();
     layout_ = same_geometry(base, alias_->base_value()) ? at::Tensor() : base;
     return;
   }
-  TORCH_CHECK(where.sym_storage_offset() >= base.sym_storage_offset() &&
-                  storage_extent(where) <= storage_extent(base),
+  TORCH_CHECK(in_base->sym_storage_offset() >= base.sym_storage_offset() &&
+                  storage_extent(*in_base) <= storage_extent(base),
               "fxinplace.functionalize: ", outside_error);
   static const c10::OperatorHandle as_strided =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::as_strided", "");
+  static const c10::OperatorHandle view_dtype =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::view", "dtype");
   // as_strided addresses the base value's own storage, which starts where
   // eager's base starts.
   c10::SymInt offset =
-      where.sym_storage_offset() - base.sym_storage_offset() + alias_->base_value().sym_storage_offset();
-  std::vector<c10::IValue> args{c10::IValue(), c10::IValue(where.sym_sizes()),
-                                c10::IValue(where.sym_strides()), c10::IValue(offset)};
+      in_base->sym_storage_offset() - base.sym_storage_offset() + alias_->base_value().sym_storage_offset();
+  std::vector<c10::IValue> args{c10::IValue(), c10::IValue(in_base->sym_sizes()),
+                                c10::IValue(in_base->sym_strides()), c10::IValue(offset)};
   views_ = ViewChain{std::make_shared<const ViewRecord>(as_strided, std::move(args), 0)};
+  if (reinterpreted)
+    views_.push_back(std::make_shared<const ViewRecord>(
+        view_dtype, std::vector<c10::IValue>{c10::IValue(), c10::IValue(where.scalar_type())}, 0));
   layout_ = where;
 }
 

@@ -16,6 +16,8 @@ namespace {
 // torch's own consistency checks under symbolic tracing).
 c10::DispatchKeySet python_keys() { return c10::python_ks; }
 
+bool known_true(const c10::SymBool& b) { return TORCH_STATICALLY_KNOWN_TRUE(b); }
+
 bool is_zero(const c10::SymInt& size) { return TORCH_GUARD_SIZE_OBLIVIOUS(size.sym_eq(0)); }
 
 c10::SymInt extent_of(c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides,
@@ -74,27 +76,91 @@ at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like) {
   return t.permute(order).contiguous().permute(inverse);
 }
 
-// Whether distinct elements of `t` (concrete geometry, no stride 0) provably
-// occupy distinct memory: with its dims ordered by stride, each stride must
-// step past everything the smaller dims span. Overlapping windows (unfold
-// with step < size, as_strided) fail it; eager then writes them in kernel
-// order (x.unfold(0, 2, 1).add_(1) adds twice where windows overlap), which a
-// functional value cannot express.
+namespace {
+
+// Whether the dims `left` (stride, size) can be ordered so that each stride
+// provably steps past everything the dims before it span (`spanned`, the
+// largest offset they reach). Such an order is by increasing stride, so it
+// is searched for without comparing strides that cannot be compared.
+bool some_order_steps_past(std::vector<std::pair<c10::SymInt, c10::SymInt>>& left,
+                           const c10::SymInt& spanned) {
+  if (left.empty()) return true;
+  for (size_t k = 0; k < left.size(); ++k) {
+    auto [stride, size] = left[k];
+    if (!known_true(stride.sym_gt(spanned))) continue;
+    left.erase(left.begin() + static_cast<std::ptrdiff_t>(k));
+    const bool found = some_order_steps_past(left, spanned + (size - 1) * stride);
+    left.insert(left.begin() + static_cast<std::ptrdiff_t>(k), {stride, size});
+    if (found) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Whether distinct elements of `t` provably occupy distinct memory: with its
+// dims ordered by stride, each stride must step past everything the smaller
+// dims span. Overlapping windows (unfold with step < size, as_strided) fail
+// it; eager then writes them in kernel order (x.unfold(0, 2, 1).add_(1) adds
+// twice where windows overlap), which a functional value cannot express.
+// Symbolic geometry must satisfy it for every value of its symbols (decided
+// without adding guards); where that cannot be shown, it counts as overlapping.
 bool provably_injective(const at::Tensor& t) {
-  if (t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return true;  // not checked symbolically
-  if (t.is_non_overlapping_and_dense()) return true;                       // the common case, cached
-  std::vector<std::pair<int64_t, int64_t>> dims;                           // (stride, size)
+  if (!t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) {
+    if (t.is_non_overlapping_and_dense()) return true;  // the common case, cached
+    std::vector<std::pair<int64_t, int64_t>> dims;      // (stride, size)
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      if (t.size(d) == 0) return true;
+      if (t.size(d) > 1) dims.emplace_back(t.stride(d), t.size(d));
+    }
+    std::sort(dims.begin(), dims.end());
+    int64_t spanned = 0;
+    for (const auto& [stride, size] : dims) {
+      if (stride <= spanned) return false;
+      spanned += (size - 1) * stride;
+    }
+    return true;
+  }
+  std::vector<std::pair<c10::SymInt, c10::SymInt>> dims;
   for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) == 0) return true;
-    if (t.size(d) > 1) dims.emplace_back(t.stride(d), t.size(d));
+    const c10::SymInt& size = t.sym_size(d);
+    if (known_true(size.sym_eq(0))) return true;
+    if (!known_true(size.sym_le(1))) dims.emplace_back(t.sym_stride(d), size);
   }
-  std::sort(dims.begin(), dims.end());
-  int64_t spanned = 0;  // the largest offset the smaller dims reach
-  for (const auto& [stride, size] : dims) {
-    if (stride <= spanned) return false;
-    spanned += (size - 1) * stride;
+  // A dim of size 1 steps past nothing: counting one that might be 1 is
+  // only stricter.
+  return some_order_steps_past(dims, c10::SymInt(0));
+}
+
+std::optional<at::Tensor> same_bytes_as(const at::Tensor& t, at::ScalarType dtype) {
+  const int64_t from = static_cast<int64_t>(c10::elementSize(t.scalar_type()));
+  const int64_t to = static_cast<int64_t>(c10::elementSize(dtype));
+  if (from == to) return meta_strided(dtype, t.sym_sizes(), t.sym_strides(), t.sym_storage_offset());
+  if (t.dim() == 0) return std::nullopt;  // view(dtype) of a 0-dim tensor keeps the element size
+  std::vector<c10::SymInt> sizes = t.sym_sizes().vec();
+  std::vector<c10::SymInt> strides = t.sym_strides().vec();
+  c10::SymInt offset = t.sym_storage_offset();
+  c10::SymInt& last = sizes.back();
+  if (!known_true(strides.back().sym_eq(1)) && !known_true(last.sym_eq(1))) return std::nullopt;
+  strides.back() = 1;
+  if (to > from) {
+    // Each element of `dtype` holds `ratio` of `t`'s, side by side in the last dim.
+    const int64_t ratio = to / from;
+    auto divides = [&](const c10::SymInt& v) { return known_true((v % ratio).sym_eq(0)); };
+    if (!divides(last) || !divides(offset)) return std::nullopt;
+    for (size_t d = 0; d + 1 < strides.size(); ++d) {
+      if (!divides(strides[d])) return std::nullopt;
+      strides[d] = strides[d] / ratio;
+    }
+    last = last / ratio;
+    offset = offset / ratio;
+  } else {
+    const int64_t ratio = from / to;
+    for (size_t d = 0; d + 1 < strides.size(); ++d) strides[d] = strides[d] * ratio;
+    last = last * ratio;
+    offset = offset * ratio;
   }
-  return true;
+  return meta_strided(dtype, sizes, strides, offset);
 }
 
 bool same_geometry(const at::Tensor& a, const at::Tensor& b) {

@@ -10,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace fxinplace::functionalize {
@@ -21,6 +22,12 @@ at::Tensor meta_like(const at::Tensor& like);
 // A dataless meta tensor of `dtype` with the given geometry.
 at::Tensor meta_strided(at::ScalarType dtype, c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides,
                         const c10::SymInt& storage_offset);
+
+// The memory of `t`'s elements as a meta tensor of `dtype` of which
+// view(t.scalar_type()) has `t`'s geometry (the same bytes, in units of
+// `dtype`'s elements); nullopt where no such tensor exists (elements of
+// another size that are not contiguous in the last dim).
+std::optional<at::Tensor> same_bytes_as(const at::Tensor& t, at::ScalarType dtype);
 
 // Whether `a` and `b` have the same sizes, strides and storage offset.
 bool same_geometry(const at::Tensor& a, const at::Tensor& b);
@@ -38,7 +45,8 @@ c10::SymInt storage_extent(const at::Tensor& t);
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like);
 
 // Whether distinct elements of `t` provably occupy distinct memory (see the
-// definition). Symbolic geometry counts as injective: it is not checked.
+// definition). Symbolic geometry must be injective for every value of its
+// symbols, shown without adding guards.
 bool provably_injective(const at::Tensor& t);
 
 // The strides of a contiguous tensor of `sizes`.

@@ -130,6 +130,34 @@ at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Ten
                                        shadow.sym_storage_offset());
 }
 
+bool ViewRecord::keeps_elements() const {
+  switch (op_->inverse) {
+    case Inverse::kDtype:
+    case Inverse::kViewAsReal:
+    case Inverse::kViewAsComplex:
+    case Inverse::kExpand:
+      return false;
+    default:
+      return true;
+  }
+}
+
+at::Tensor ViewRecord::unflip(const at::Tensor& value) const {
+  if (op_->inverse == Inverse::kConj) return at::conj_physical(value);
+  if (op_->inverse == Inverse::kNeg) return at::neg(value);
+  return value;
+}
+
+size_t direct_fold_level(const ViewChain& views) {
+  for (size_t k = 0; k + 1 < views.size(); ++k) {
+    if (!views[k]->folds_by_scatter()) continue;
+    for (size_t j = k + 1; j < views.size(); ++j)
+      if (!views[j]->keeps_elements()) return views.size();
+    return k;
+  }
+  return views.size();
+}
+
 at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {
   return replay_on_meta(base, [&views](at::Tensor current) {
     for (const auto& record : views) current = record->forward(current, /*reapply_views=*/true);
@@ -193,12 +221,9 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       return scatter_by_geometry(base, mutated_view);
     case Inverse::kExpand:
       return fold_expand_back(base, mutated_view, reapply_views, fold);
-    case Inverse::kConj:
-      // _conj shows the base conjugated: the base is the written value conjugated.
-      return at::conj_physical(mutated_view);
-    case Inverse::kNeg:
-      // _neg_view shows the base negated.
-      return at::neg(mutated_view);
+    case Inverse::kConj:  // _conj shows the base conjugated: the base is the written value conjugated
+    case Inverse::kNeg:   // _neg_view shows the base negated
+      return unflip(mutated_view);
   }
   TORCH_CHECK(false, "fxinplace.functionalize: unknown inverse for ", op_->name);
 }

@@ -74,6 +74,13 @@ class ViewRecord {
   // The view shows the base's values changed (conjugated or negated), not
   // just some of its elements.
   bool flips_values() const { return op_->inverse == Inverse::kConj || op_->inverse == Inverse::kNeg; }
+  // The view shows elements of its base in the base's dtype, each at most
+  // once where the base shows it once (possibly negated or conjugated): its
+  // geometry, measured on the base, says where a write through it lands.
+  bool keeps_elements() const;
+  // `value` (written through this view) as its base shows it: negated back
+  // for _neg_view, conjugated back for _conj, unchanged for other views.
+  at::Tensor unflip(const at::Tensor& value) const;
   const std::string& op_name() const { return op_->name; }
 
  private:
@@ -89,6 +96,15 @@ class ViewRecord {
 };
 
 using ViewChain = std::vector<std::shared_ptr<const ViewRecord>>;
+
+// Where a write through `views` can fold back in one step: the first view
+// that folds by scatter (unfold, as_strided, ...), not the last one, after
+// which every view keeps_elements(). The write then scatters into that level
+// at the geometry of the whole rest of the chain, instead of through each
+// view in turn (which needs the scatter level to be injective: overlapping
+// unfold windows would write the unchanged copies back too). views.size()
+// where there is none.
+size_t direct_fold_level(const ViewChain& views);
 
 // Where `views` land inside `base`'s storage: the chain replayed (as real
 // views) on a dataless meta tensor with `base`'s layout. No data is touched and
