@@ -27,8 +27,8 @@ at::Tensor scatter_directly(const at::Tensor& input, at::Tensor value, const Vie
       current = views[k]->forward(current, /*reapply_views=*/true);
     return current;
   });
-  return at::as_strided_scatter_symint(input, value, where.sym_sizes(), where.sym_strides(),
-                                       where.sym_storage_offset());
+  return scatter_into_storage(input, value, where.sym_sizes(), where.sym_strides(),
+                              where.sym_storage_offset());
 }
 
 }  // namespace

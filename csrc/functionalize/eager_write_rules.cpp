@@ -87,15 +87,19 @@ at::MemOverlapStatus overlap_status(const at::Tensor& a, const at::Tensor& b) {
 // kernels skip this check, so it is done here.
 void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                               const std::vector<Write>& writes) {
-  for (const c10::IValue& a : args)
-    for_each_tensor(a, [&](const at::Tensor& t) {
+  const auto& schema_args = op.schema().arguments();
+  for (size_t i = 0; i < args.size(); ++i)
+    for_each_tensor(args[i], [&](const at::Tensor& t) {
       if (!is_functional(t)) return;
+      const bool out_arg = i < schema_args.size() && schema_args[i].is_out();
       for (const Write& w : writes) {
-        if (w.target.is_same(t) || functional_impl(w.target)->alias() != functional_impl(t)->alias())
-          continue;
         // An out= argument eager resizes is checked where the resize puts it
-        // (contiguous from its storage offset; any dense layout covers the same memory).
+        // (contiguous from its storage offset; any dense layout covers the same memory),
+        // also against itself passed as an input (torch.sum(x, 0, out=x)).
         const bool resized = w.is_out && w.value.sym_sizes() != w.target.sym_sizes();
+        if ((w.target.is_same(t) && (out_arg || !resized)) ||
+            functional_impl(w.target)->alias() != functional_impl(t)->alias())
+          continue;
         const at::Tensor written =
             resized ? meta_strided(w.target.scalar_type(), w.value.sym_sizes(),
                                    contiguous_strides(w.value.sym_sizes()), w.target.sym_storage_offset())

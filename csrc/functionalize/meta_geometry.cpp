@@ -60,17 +60,22 @@ at::Tensor meta_like(const at::Tensor& like) {
 }
 
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like) {
-  if (t.dim() != like.dim() || t.sym_sizes() != like.sym_sizes()) return t;
+  // Decided without guards on data-dependent sizes (a boolean mask's
+  // x[x > 0]): what cannot be decided leaves `t` as it is.
+  if (t.dim() != like.dim()) return t;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (!TORCH_GUARD_OR_FALSE(t.sym_size(d).sym_eq(like.sym_size(d)))) return t;
   bool same = true;
   for (int64_t d = 0; d < t.dim(); ++d)
-    same = same && (t.sym_size(d) == 1 || t.sym_stride(d) == like.sym_stride(d));
-  if (same || !like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense().guard_bool(__FILE__, __LINE__))
-    return t;
+    same = same && (TORCH_GUARD_OR_FALSE(t.sym_size(d).sym_eq(1)) ||
+                    TORCH_GUARD_OR_TRUE(t.sym_stride(d).sym_eq(like.sym_stride(d))));
+  if (same || !TORCH_GUARD_OR_FALSE(like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense())) return t;
   // Dims from the largest stride to the smallest: contiguous in that order is `like`'s layout.
   std::vector<int64_t> order(t.dim());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return like.sym_stride(a) > like.sym_stride(b); });
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return TORCH_GUARD_OR_FALSE(like.sym_stride(a).sym_gt(like.sym_stride(b)));
+  });
   std::vector<int64_t> inverse(order.size());
   for (size_t k = 0; k < order.size(); ++k) inverse[order[k]] = static_cast<int64_t>(k);
   return t.permute(order).contiguous().permute(inverse);
@@ -161,6 +166,25 @@ std::optional<at::Tensor> same_bytes_as(const at::Tensor& t, at::ScalarType dtyp
     offset = offset * ratio;
   }
   return meta_strided(dtype, sizes, strides, offset);
+}
+
+at::Tensor scatter_into_storage(const at::Tensor& input, const at::Tensor& src, c10::SymIntArrayRef sizes,
+                                c10::SymIntArrayRef strides, const c10::SymInt& storage_offset) {
+  // A view with the negative or conjugate bit (a real view of _neg_view or
+  // _conj, kept with remove="mutations"): ops on it other than views resolve
+  // the bit into a fresh tensor first, which loses the storage the geometry
+  // addresses. Scatter into the storage's own values instead.
+  if (input.is_neg())
+    return at::neg(scatter_into_storage(at::_neg_view(input), at::neg(src), sizes, strides, storage_offset));
+  if (input.is_conj())
+    return at::conj_physical(
+        scatter_into_storage(at::_conj(input), at::conj_physical(src), sizes, strides, storage_offset));
+  if (known_true(input.sym_numel().sym_ge(extent_of(sizes, strides, storage_offset))))
+    return at::as_strided_scatter_symint(input, src, sizes, strides, storage_offset);
+  const c10::SymInt start = input.sym_storage_offset();
+  at::Tensor memory = at::as_strided_copy_symint(input, {storage_extent(input) - start}, {1}, start);
+  at::Tensor written = at::as_strided_scatter_symint(memory, src, sizes, strides, storage_offset - start);
+  return at::as_strided_copy_symint(written, input.sym_sizes(), input.sym_strides(), 0);
 }
 
 bool same_geometry(const at::Tensor& a, const at::Tensor& b) {

@@ -29,6 +29,17 @@ at::Tensor meta_strided(at::ScalarType dtype, c10::SymIntArrayRef sizes, c10::Sy
 // another size that are not contiguous in the last dim).
 std::optional<at::Tensor> same_bytes_as(const at::Tensor& t, at::ScalarType dtype);
 
+// as_strided_scatter(input, src, sizes, strides, storage_offset): `input`
+// cloned with its storage, the elements at that geometry of the storage
+// replaced by `src`. The kernel addresses input's storage, but its meta kernel
+// (fake and symbolic tracing) wants the geometry inside input.numel()
+// elements from offset 0; where that is not certain (input is a view at an
+// offset, or has gaps), the scatter happens on a fresh copy of the memory
+// input spans, and its result is read back at input's geometry. A negated
+// or conjugated view (its bit set) is scattered into without the bit.
+at::Tensor scatter_into_storage(const at::Tensor& input, const at::Tensor& src, c10::SymIntArrayRef sizes,
+                                c10::SymIntArrayRef strides, const c10::SymInt& storage_offset);
+
 // Whether `a` and `b` have the same sizes, strides and storage offset.
 bool same_geometry(const at::Tensor& a, const at::Tensor& b);
 

@@ -126,8 +126,8 @@ at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Ten
   at::Tensor shadow = replay_on_meta(base, [this](const at::Tensor& t) { return forward(t, true); });
   TORCH_CHECK(shadow.scalar_type() == base.scalar_type(), "fxinplace.functionalize: cannot write through ",
               op_->name, ": the view has another dtype than its base");
-  return at::as_strided_scatter_symint(base, mutated_view, shadow.sym_sizes(), shadow.sym_strides(),
-                                       shadow.sym_storage_offset());
+  return scatter_into_storage(base, mutated_view, shadow.sym_sizes(), shadow.sym_strides(),
+                              shadow.sym_storage_offset());
 }
 
 bool ViewRecord::keeps_elements() const {
@@ -176,8 +176,8 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
     case Inverse::kDiagonal:
       return at::diagonal_scatter(base, mutated_view, args_[1].toInt(), args_[2].toInt(), args_[3].toInt());
     case Inverse::kAsStrided:
-      return at::as_strided_scatter_symint(base, mutated_view, args_[1].toSymIntVector(),
-                                           args_[2].toSymIntVector(), optional_symint(args_[3]));
+      return scatter_into_storage(base, mutated_view, args_[1].toSymIntVector(), args_[2].toSymIntVector(),
+                                  args_[3].isNone() ? base.sym_storage_offset() : args_[3].toSymInt());
     case Inverse::kReshape:
       return reshape_back(base, mutated_view, reapply_views);
     case Inverse::kTranspose: {
@@ -209,10 +209,18 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
     }
     case Inverse::kUnbind:
       return at::select_scatter(base, mutated_view, args_[1].toInt(), out_index_);
-    case Inverse::kDtype:
-      // view(dtype) reinterprets the same bytes; reinterpreting back is its inverse.
-      return reapply_views ? mutated_view.view(base.scalar_type())
-                           : at::view_copy(mutated_view, base.scalar_type());
+    case Inverse::kDtype: {
+      // view(dtype) reinterprets the same bytes; reinterpreting back is its
+      // inverse. Between element sizes it needs the last dim contiguous, which
+      // the written value (a functional result, laid out as its kernel chose)
+      // need not be.
+      const bool same_size = mutated_view.element_size() == c10::elementSize(base.scalar_type());
+      const at::Tensor bytes =
+          same_size || mutated_view.dim() == 0 || TORCH_GUARD_OR_FALSE(mutated_view.sym_stride(-1).sym_eq(1))
+              ? mutated_view
+              : mutated_view.contiguous();
+      return reapply_views ? bytes.view(base.scalar_type()) : at::view_copy(bytes, base.scalar_type());
+    }
     case Inverse::kViewAsReal:
       return reapply_views ? at::view_as_complex(mutated_view) : at::view_as_complex_copy(mutated_view);
     case Inverse::kViewAsComplex:

@@ -442,6 +442,7 @@ def eager_parity_problems(
     error: str | None = None,
     check_graph: bool = True,
     impl: FunctionalizeImpl | None = None,
+    resized_args: Callable[[], Sequence[Any]] | None = None,
 ) -> list[str]:
     """How ``impl`` (default: the implementation under test) differs from eager on ``fn``.
 
@@ -451,13 +452,14 @@ def eager_parity_problems(
     and shape, inputs also in strides and storage offset, and outputs in strides
     with ``remove="mutations"`` (``*_copy`` ops lay views out contiguously). Where
     eager raises, so must the implementation: a ``RuntimeError`` whose message
-    matches ``error`` (a regex) when given.
+    matches ``error`` (a regex) when given. ``resized_args`` (inputs of other sizes)
+    also runs the symbolic graph at a second shape, against eager on them.
     """
     impl = IMPL if impl is None else impl
     eager = _outcome(fn, tuple(make_args()))
     problems: list[str] = []
 
-    def judge(label: str, outcome: tuple[str, Any, Any], remove: str) -> None:
+    def judge(label: str, outcome: tuple[str, Any, Any], remove: str, eager=eager) -> None:
         if eager[0] == "raised":
             if outcome[0] == "returned":
                 problems.append(f"{label}: returned, but eager raises {type(eager[1]).__name__}: {eager[1]}")
@@ -498,6 +500,9 @@ def eager_parity_problems(
             if check_graph:
                 problems.extend(f"{label} {p}" for p in graph_problems(gm, remove))
             judge(f"{label} graph run", _outcome(gm, tuple(make_args())), remove)
+            if mode == "symbolic" and resized_args is not None:
+                other, got = _outcome(fn, tuple(resized_args())), _outcome(gm, tuple(resized_args()))
+                judge(f"{label} graph run at another shape", got, remove, other)
     return problems
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 import torch
 from functionalize_differential import eager_parity_problems
+from torch.fx.experimental.proxy_tensor import make_fx
 
-import fxinplace  # noqa: F401 - the package under test
+import fxinplace
 
 
 def _check(fn, make_args, **kwargs) -> None:
@@ -112,3 +113,118 @@ def test_expanded_view_reports_its_strides_under_symbolic_shapes() -> None:
         return torch.tensor(e.stride()), e + 0
 
     _check(f, lambda: (torch.arange(4.0),))
+
+
+# ------------------------------------------------ regressions of the random-program campaign
+
+
+def _at_two_sizes(fn, make_args) -> None:
+    """Eager parity, the symbolic graph also run at a second shape (traced at n=5, run at n=8)."""
+    _check(fn, lambda: make_args(5), resized_args=lambda: make_args(8))
+
+
+def test_write_through_a_negated_narrowing_of_overlapping_windows() -> None:
+    # Random program seed 26. The written view repeats no memory, the unfold it was
+    # taken from does: the write scatters straight into unfold's input. Symbolic
+    # geometry was taken to be injective unchecked, and the write folded back
+    # through the windows, whose unchanged copies overwrote it.
+    def f(x):
+        t = torch._neg_view(x.unflatten(0, (-1, 1)).unfold(0, 2, 1)).narrow(2, 1, 1)
+        t.add_(1)
+        return x, t * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(float(n)),))
+
+
+def test_write_through_a_slice_of_overlapping_windows_of_a_transpose() -> None:
+    def f(x):
+        x.t().unfold(0, 3, 1)[:, 1:2].mul_(-2)
+        return x
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n).reshape(n, 2),))
+
+
+def test_write_into_overlapping_windows_under_symbolic_shapes_is_a_clear_error() -> None:
+    # The windows overlap for every size: eager's result depends on its kernel's order.
+    def f(x):
+        x.unfold(0, 2, 1).add_(1)
+        return x
+
+    for remove in ("mutations", "mutations_and_views"):
+        with pytest.raises(RuntimeError, match=r"fxinplace.*may share memory"):
+            make_fx(fxinplace.functionalize(f, remove=remove), tracing_mode="symbolic")(torch.arange(5.0))
+
+
+def test_as_strided_of_a_dtype_view_is_placed_in_the_base() -> None:
+    # Random program seed 48: as_strided of a view of x.view(int16) addresses the
+    # storage; with remove="mutations_and_views" it was replayed on the *_copy
+    # value of the view (out of bounds).
+    def f(x):
+        t = x.view(torch.int16)
+        v = t[1].as_strided((2, 2), (1, 2), t[1].storage_offset())
+        w = v * 2
+        t[1:].as_strided((2,), (2,), 2).add_(1)
+        return x, w, v * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(float(n), dtype=torch.float16),))
+
+
+def test_as_strided_of_a_narrower_dtype_view_is_placed_in_the_base() -> None:
+    def f(x):
+        x.view(torch.int16)[2:].as_strided((2, 2), (4, 1), 2).add_(1)
+        return x
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n),))
+
+
+def test_write_through_windows_of_a_strided_view_under_symbolic_shapes() -> None:
+    # Random program seed 90: as_strided_scatter into a view at an offset (every
+    # other element of a row) fails the meta kernel's bounds check under fake tensors.
+    def f(x):
+        t = x.clone()
+        t[0][1::2].unfold(0, 1, 1).clamp_(-1.0, 1.0)
+        return t
+
+    _at_two_sizes(f, lambda n: (torch.arange(3.0 * n).reshape(3, n) - 4,))
+
+
+def test_write_through_as_strided_of_an_input_at_an_offset_under_symbolic_shapes() -> None:
+    def f(x):
+        x.unfold(0, 2, 2).mul_(-1)
+        return x + 0
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n + 2)[1:-1],))
+
+
+def test_write_through_windows_of_a_negated_view() -> None:
+    # Random program seed 127: the scatter's input carries the negative bit; ops
+    # other than views resolve it into a fresh tensor, losing the storage the
+    # scatter addresses.
+    def f(x):
+        torch._neg_view(x).transpose(2, 1)[:, 2].unfold(1, 2, 3).add_(1)
+        return x
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n * 4).reshape(n, 2, 4),))
+
+
+def test_write_through_a_wider_dtype_view_of_a_transpose() -> None:
+    # Random program seed 390: the written value (masked_fill of a transpose) is laid
+    # out column-major; viewing it back as the base's wider dtype needs its last dim
+    # contiguous.
+    def f(x):
+        x.view(torch.float16).t().masked_fill_(x[:, 1] > 0, 1.0)
+        return x
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n).reshape(n, 2) - 3,))
+
+
+def test_write_through_a_boolean_mask_under_symbolic_shapes() -> None:
+    # Random program seed 240: the masked elements' count is data-dependent; laying
+    # the written value out like the old one guarded on it.
+    def f(x):
+        x[x > 0] += -1
+        y = x.clone()
+        y[y < 0] = 5.0
+        return x, y
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n).reshape(n, 2) - 3,))
