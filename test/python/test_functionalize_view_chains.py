@@ -138,7 +138,7 @@ def test_write_through_a_negated_narrowing_of_overlapping_windows() -> None:
 
 def test_write_through_a_slice_of_overlapping_windows_of_a_transpose() -> None:
     def f(x):
-        x.t().unfold(0, 3, 1)[:, 1:2].mul_(-2)
+        x.t().unfold(1, 3, 1)[:, :, 1:2].mul_(-2)
         return x
 
     _at_two_sizes(f, lambda n: (torch.arange(2.0 * n).reshape(n, 2),))
