@@ -36,7 +36,7 @@ at::Tensor scatter_directly(const at::Tensor& input, at::Tensor value, const Vie
 AliasState::AliasState(at::Tensor base)
     : base_(std::move(base)), region_(current_region()), storage_(dataless_storage(base_)) {}
 
-size_t AliasState::plan_fold(const ViewChain& views, const c10::OperatorName& writer) const {
+size_t AliasState::plan_fold(const ViewChain& views, const c10::OperatorName& writer, CopiesFold fold) const {
   // Folding back through a view whose elements share memory (overlapping
   // unfold windows) scatters every copy of a location, so the copies the
   // write did not change overwrite the one it did. Where the rest of the chain
@@ -50,9 +50,11 @@ size_t AliasState::plan_fold(const ViewChain& views, const c10::OperatorName& wr
   c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks);
   std::vector<at::Tensor> levels{meta_like(base_)};
   for (const auto& view : views) levels.push_back(view->forward(levels.back(), /*reapply_views=*/true));
-  // The written tensor repeats memory (a fill_ of an expand): each copy must
-  // fold through its own view.
-  if (direct < views.size() && !provably_injective(levels.back())) direct = views.size();
+  // The written tensor's elements share memory (masked_fill_ of a stride-0
+  // as_strided): scattered at once, which copy lands is unspecified, so each
+  // view folds in turn; copies written alike (fill_) can land in any order.
+  if (direct < views.size() && fold != CopiesFold::kUniform && !provably_injective(levels.back()))
+    direct = views.size();
   for (size_t k = 0; k + 1 < views.size() && k < direct; ++k)
     TORCH_CHECK(!views[k]->folds_by_scatter() || provably_injective(levels[k + 1]),
                 "fxinplace.functionalize: ", c10::toString(writer), " writes through a view made by ",
@@ -72,7 +74,7 @@ void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const 
         !views[k]->is_as_strided(), "fxinplace.functionalize: ", c10::toString(writer),
         " writes through as_strided() applied to another view; as_strided is only supported as the first "
         "view of a tensor (it is not compositional)");
-  const size_t direct = plan_fold(views, writer);
+  const size_t direct = plan_fold(views, writer, fold);
   pending_.push_back(Update{std::move(new_value), views, fold, direct});
   ++generation_;
   mutated_ = true;

@@ -66,7 +66,7 @@ class AliasState {
 
   // Where the write folds back directly (see Update), checking that folding
   // through the other views keeps every write.
-  size_t plan_fold(const ViewChain& views, const c10::OperatorName& writer) const;
+  size_t plan_fold(const ViewChain& views, const c10::OperatorName& writer, CopiesFold fold) const;
 
   at::Tensor base_;
   std::vector<Update> pending_;

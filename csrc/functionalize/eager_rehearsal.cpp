@@ -11,11 +11,6 @@
 namespace fxinplace::functionalize {
 namespace {
 
-bool has_symbolic_shape(const at::Tensor& t) {
-  const at::Tensor& shape_source = is_functional(t) ? functional_impl(t)->metadata() : t;
-  return shape_source.unsafeGetTensorImpl()->has_symbolic_sizes_strides();
-}
-
 at::Tensor stand_in(const at::Tensor& t) {
   // A Python number passed as a tensor is a CPU scalar, which kernels take
   // alongside tensors of any device (and promote as a number).
@@ -27,12 +22,6 @@ at::Tensor stand_in(const at::Tensor& t) {
 }  // namespace
 
 void rehearse_on_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
-  bool symbolic = false;
-  for (const c10::IValue& a : args)
-    for_each_tensor(
-        a, [&](const at::Tensor& t) { symbolic = symbolic || (t.defined() && has_symbolic_shape(t)); });
-  if (symbolic) return;
-
   // Python modes (make_fx) must not record the rehearsal.
   c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks | c10::DispatchKeySet(kFunctionalizeKey));
   torch::jit::Stack stack;

@@ -16,7 +16,7 @@ namespace fxinplace::functionalize {
 
 // Throws, naming fxinplace and the op, with eager's message where the op
 // rejects its arguments. Does nothing where it cannot run on meta stand-ins
-// (no meta kernel, symbolic shapes).
+// (no meta kernel). Symbolic shapes stay symbolic on the stand-ins.
 void rehearse_on_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args);
 
 }  // namespace fxinplace::functionalize

@@ -49,13 +49,21 @@ std::optional<CopiesFold> fold_for_shared_memory(const c10::OperatorHandle& op,
                                                  c10::ArrayRef<c10::IValue> args) {
   const std::string& name = op.schema().name();
   const std::string& overload = op.schema().overload_name();
-  if ((name == "aten::fill_" && overload == "Scalar") || name == "aten::zero_" ||
-      name == "aten::masked_fill_" || name == "aten::index_fill_")
-    return CopiesFold::kWrittenCopy;
+  if ((name == "aten::fill_" && overload == "Scalar") || name == "aten::zero_") return CopiesFold::kUniform;
+  if (name == "aten::masked_fill_" || name == "aten::index_fill_") return CopiesFold::kWrittenCopy;
   if (name == "aten::index_put_" || name == "aten::_index_put_impl_")
     return args[3].toBool() ? CopiesFold::kSumOfChanges : CopiesFold::kWrittenCopy;
   return std::nullopt;
 }
+
+}  // namespace
+
+bool writes_nothing(const Write& w) {
+  return w.value.sym_sizes() == w.target.sym_sizes() &&
+         TORCH_STATICALLY_KNOWN_TRUE(w.target.sym_numel().sym_eq(0));
+}
+
+namespace {
 
 bool symbolic_true(const c10::SymBool& b) { return b.guard_bool(__FILE__, __LINE__); }
 
@@ -134,7 +142,8 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
     // The alias group's base itself repeats memory (an expanded input, a
     // stride-0 empty_strided): folding writes into it, and writing it back to
     // an input, would write several elements to one location.
-    TORCH_CHECK(!repeats_memory(functional_impl(w.target)->alias()->base_value()),
+    // (A write of no elements writes nothing: see commit_one.)
+    TORCH_CHECK(writes_nothing(w) || !repeats_memory(functional_impl(w.target)->alias()->base_value()),
                 "fxinplace.functionalize: ", name,
                 " writes a tensor whose underlying tensor has elements sharing one memory location (an "
                 "expanded input, say); functionalization cannot express that. Please clone() it first.");
@@ -146,12 +155,15 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
           "memory location (e.g. a view made by expand()), and functionalization cannot express this "
           "op's writes into it. Please clone() the tensor before performing the operation.");
       w.fold = *fold;
-    } else {
-      TORCH_CHECK(provably_injective(functional_impl(w.target)->metadata()),
-                  "fxinplace.functionalize: ", name,
+    } else if (!provably_injective(functional_impl(w.target)->metadata())) {
+      // Overlapping windows: every copy of a location written with one value
+      // leaves that value whatever the kernel's order.
+      const std::string& op_name = op.schema().name();
+      TORCH_CHECK(op_name == "aten::fill_" || op_name == "aten::zero_", "fxinplace.functionalize: ", name,
                   " writes a tensor whose elements may share memory (overlapping windows of unfold() or "
                   "as_strided()); eager's result then depends on the kernel's order, which functionalization "
                   "cannot express. Please clone() the tensor before performing the operation.");
+      w.fold = CopiesFold::kUniform;
     }
     // Beyond TensorIterator's cast rule, ops check dtypes of their own (mm.out
     // wants exactly its result's dtype, abs_ refuses complex self): where the

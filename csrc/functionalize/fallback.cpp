@@ -69,6 +69,7 @@ void check_written_are_functional(const c10::OperatorHandle& op, const OpClass& 
 }
 
 void commit_one(const c10::OperatorHandle& op, const Write& w, bool reapply) {
+  if (writes_nothing(w)) return;  // x[:0].add_(1): nothing changes, nothing to write back
   FunctionalTensorImpl* impl = functional_impl(w.target);
   if (w.value.sym_sizes() != w.target.sym_sizes()) {
     if (impl->views().empty()) {

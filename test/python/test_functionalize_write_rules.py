@@ -247,17 +247,16 @@ def test_write_reading_exactly_self_is_fine() -> None:
 
 def test_op_specific_dtype_rule_of_an_in_place_op_raises() -> None:
     # abs of a complex tensor is real, which casts back to complex; eager's abs_
-    # refuses complex self anyway. Its meta kernel says so (not run under
-    # symbolic shapes: known gap).
+    # refuses complex self anyway. Its meta kernel says so, symbolic shapes included.
     def f(z):
         z.abs_()
         return z
 
     _check(
         f,
-        lambda: (torch.tensor([3 + 4j, -1j]),),
+        lambda: (torch.tensor([3 + 4j, -1j, 2]),),
         error=r"fxinplace.*abs_ is rejected by eager PyTorch",
-        tracing_modes=("real", "fake"),
+        tracing_modes=("real", "fake", "symbolic"),
     )
 
 
@@ -283,6 +282,40 @@ def test_write_into_an_empty_expanded_tensor() -> None:
         return x
 
     _check(f, lambda: (torch.zeros(0),))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [lambda x: x[:0].add_(1), lambda x: x.narrow(0, 1, 0).zero_()],
+    ids=["slice", "narrow"],
+)
+def test_write_of_no_elements_of_an_expanded_input(write) -> None:
+    # Nothing is written, so there is nothing to write back into the expanded input.
+    def f(x):
+        write(x)
+        return x * 1
+
+    _check(f, lambda: (torch.ones(1).expand(3),))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.unfold(0, 2, 1).fill_(3.0),
+        lambda x: x.unfold(0, 3, 1).zero_(),
+        lambda x: x.unfold(0, 2, 1)[1:].fill_(torch.tensor(4.0)),
+        lambda x: x.as_strided((3, 2), (1, 1)).fill_(-1.0),
+    ],
+    ids=["unfold_fill", "unfold_zero", "unfold_slice_fill_tensor", "as_strided_fill"],
+)
+def test_fill_into_overlapping_windows(write) -> None:
+    # Every copy of a location gets the one value, whatever the kernel's order.
+    def f(x):
+        y = x.clone()
+        write(y)
+        return y
+
+    _check(f, lambda: (torch.arange(6.0),))
 
 
 def test_writing_an_expanded_input_is_a_clear_error() -> None:
