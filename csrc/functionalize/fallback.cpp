@@ -167,8 +167,9 @@ at::Tensor as_strided_of_base(const FunctionalTensorImpl& parent,
     TORCH_CHECK(
         reapply, "fxinplace.functionalize(remove='mutations_and_views'): as_strided() of a ",
         where.scalar_type(), " view of a ", base_dtype,
-        " tensor whose elements are not contiguous in its last dim cannot be expressed with *_copy ops "
-        "(as_strided_copy of the view would address the copy's own memory)");
+        " tensor that does not cover whole elements of the latter (or is not contiguous in its last dim) "
+        "cannot be expressed with *_copy ops (as_strided_copy of the view would address the copy's own "
+        "memory)");
     return at::Tensor();
   }
   // The parent's value stands in until the view is placed; then it is

@@ -95,21 +95,35 @@ void FunctionalTensorImpl::rebase_if_needed() {
 void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* outside_error) {
   // The value is the old geometry's: regenerate it at the next read.
   generation_ = kStale;
-  // An as_strided view selects elements; it cannot conjugate or negate them.
-  for (const auto& record : views_)
-    TORCH_CHECK(!record->flips_values(), "fxinplace.functionalize: a view made by ", record->op_name(),
-                " (conjugated or negated) cannot keep its place in a storage whose tensor was resized");
+  // as_strided selects elements; the conjugate and negative bits the chain
+  // set (each an odd number of times) are set again after it.
+  bool conjugated = false;
+  bool negated = false;
+  for (const auto& record : views_) {
+    if (!record->flips_values()) continue;
+    bool& bit = record->conjugates() ? conjugated : negated;
+    bit = !bit;
+  }
+  ViewChain flips;
+  static const c10::OperatorHandle conj = c10::Dispatcher::singleton().findSchemaOrThrow("aten::_conj", "");
+  static const c10::OperatorHandle neg =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::_neg_view", "");
+  if (conjugated)
+    flips.push_back(std::make_shared<const ViewRecord>(conj, std::vector<c10::IValue>{c10::IValue()}, 0));
+  if (negated)
+    flips.push_back(std::make_shared<const ViewRecord>(neg, std::vector<c10::IValue>{c10::IValue()}, 0));
   const at::Tensor base = alias_->eager_base_layout();
   // Where the chain went through view(dtype): the same bytes in the base's
   // elements, as_strided there, then view(dtype) back.
   const bool reinterpreted = where.scalar_type() != base.scalar_type();
   std::optional<at::Tensor> in_base = reinterpreted ? same_bytes_as(where, base.scalar_type()) : where;
-  TORCH_CHECK(in_base, "fxinplace.functionalize: a ", where.scalar_type(), " view of a ", base.scalar_type(),
-              " tensor whose elements are not contiguous in its last dim cannot be placed in the ",
-              base.scalar_type(),
-              " tensor's storage (as_strided of such a view, or a view kept across resize_)");
+  TORCH_CHECK(
+      in_base, "fxinplace.functionalize: a ", where.scalar_type(), " view of a ", base.scalar_type(),
+      " tensor that does not cover whole elements of the latter (or is not contiguous in its last dim) "
+      "cannot be placed in the ",
+      base.scalar_type(), " tensor's storage (as_strided of such a view, or a view kept across resize_)");
   if (!reinterpreted && same_geometry(where, base)) {
-    views_.clear();
+    views_ = flips;
     layout_ = same_geometry(base, alias_->base_value()) ? at::Tensor() : base;
     return;
   }
@@ -130,6 +144,7 @@ void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* 
   if (reinterpreted)
     views_.push_back(std::make_shared<const ViewRecord>(
         view_dtype, std::vector<c10::IValue>{c10::IValue(), c10::IValue(where.scalar_type())}, 0));
+  views_.insert(views_.end(), flips.begin(), flips.end());
   layout_ = where;
 }
 

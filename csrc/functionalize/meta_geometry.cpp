@@ -108,8 +108,8 @@ bool some_order_steps_past(std::vector<std::pair<c10::SymInt, c10::SymInt>>& lef
 // dims span. Overlapping windows (unfold with step < size, as_strided) fail
 // it; eager then writes them in kernel order (x.unfold(0, 2, 1).add_(1) adds
 // twice where windows overlap), which a functional value cannot express.
-// Symbolic geometry must satisfy it for every value of its symbols (decided
-// without adding guards); where that cannot be shown, it counts as overlapping.
+// Symbolic geometry should satisfy it for every value of its symbols; where
+// that cannot be shown without guards, it is decided at the traced sizes.
 bool provably_injective(const at::Tensor& t) {
   if (!t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) {
     if (t.is_non_overlapping_and_dense()) return true;  // the common case, cached
@@ -134,7 +134,23 @@ bool provably_injective(const at::Tensor& t) {
   }
   // A dim of size 1 steps past nothing: counting one that might be 1 is
   // only stricter.
-  return some_order_steps_past(dims, c10::SymInt(0));
+  if (some_order_steps_past(dims, c10::SymInt(0))) return true;
+  // Not shown for every value of the symbols (an input's strides are symbols
+  // of their own, unrelated to its sizes): decided at the traced sizes, with
+  // guards, as eager's kernels decide their checks under fake tensors. A size
+  // or stride that depends on data counts as overlapping.
+  std::vector<std::pair<c10::SymInt, c10::SymInt>> traced;
+  for (const auto& [stride, size] : dims)
+    if (TORCH_GUARD_OR_TRUE(size.sym_gt(1))) traced.emplace_back(stride, size);
+  std::stable_sort(traced.begin(), traced.end(), [](const auto& a, const auto& b) {
+    return TORCH_GUARD_OR_FALSE(a.first.sym_lt(b.first));
+  });
+  c10::SymInt spanned = 0;
+  for (const auto& [stride, size] : traced) {
+    if (!TORCH_GUARD_OR_FALSE(stride.sym_gt(spanned))) return false;
+    spanned = spanned + (size - 1) * stride;
+  }
+  return true;
 }
 
 std::optional<at::Tensor> same_bytes_as(const at::Tensor& t, at::ScalarType dtype) {

@@ -26,7 +26,8 @@ at::Tensor meta_strided(at::ScalarType dtype, c10::SymIntArrayRef sizes, c10::Sy
 // The memory of `t`'s elements as a meta tensor of `dtype` of which
 // view(t.scalar_type()) has `t`'s geometry (the same bytes, in units of
 // `dtype`'s elements); nullopt where no such tensor exists (elements of
-// another size that are not contiguous in the last dim).
+// another size that are not contiguous in the last dim, or that cover only
+// part of some element of `dtype`).
 std::optional<at::Tensor> same_bytes_as(const at::Tensor& t, at::ScalarType dtype);
 
 // as_strided_scatter(input, src, sizes, strides, storage_offset): `input`
@@ -56,8 +57,8 @@ c10::SymInt storage_extent(const at::Tensor& t);
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like);
 
 // Whether distinct elements of `t` provably occupy distinct memory (see the
-// definition). Symbolic geometry must be injective for every value of its
-// symbols, shown without adding guards.
+// definition). Symbolic geometry: for every value of its symbols where that
+// can be shown without guards, else at the traced sizes (adding guards).
 bool provably_injective(const at::Tensor& t);
 
 // The strides of a contiguous tensor of `sizes`.

@@ -74,6 +74,7 @@ class ViewRecord {
   // The view shows the base's values changed (conjugated or negated), not
   // just some of its elements.
   bool flips_values() const { return op_->inverse == Inverse::kConj || op_->inverse == Inverse::kNeg; }
+  bool conjugates() const { return op_->inverse == Inverse::kConj; }
   // The view shows elements of its base in the base's dtype, each at most
   // once where the base shows it once (possibly negated or conjugated): its
   // geometry, measured on the base, says where a write through it lands.

@@ -228,3 +228,36 @@ def test_write_through_a_boolean_mask_under_symbolic_shapes() -> None:
         return x, y
 
     _at_two_sizes(f, lambda n: (torch.arange(2.0 * n).reshape(n, 2) - 3,))
+
+
+@pytest.mark.parametrize(
+    ("make_view", "dtype"),
+    [
+        (lambda x: torch._neg_view(x)[1:].as_strided((2,), (1,), 2), torch.float32),
+        (lambda x: torch.view_as_real(torch._neg_view(x)).as_strided((2, 2), (2, 1), 2), torch.complex64),
+        (lambda x: x.conj()[1:].as_strided((2,), (2,), 1), torch.complex64),
+        (lambda x: torch._neg_view(torch._neg_view(x)[1:]).as_strided((2,), (1,), 1), torch.float32),
+    ],
+    ids=["neg", "neg_view_as_real", "conj", "neg_neg"],
+)
+def test_as_strided_of_a_negated_or_conjugated_view(make_view, dtype) -> None:
+    # Random program seed 80: as_strided keeps the negative/conjugate bit of the
+    # view it is applied to; placed in the base, the view gets the bits again.
+    def f(x):
+        v = make_view(x)
+        before = v * 2
+        v.add_(1)
+        return x, before, v * 1
+
+    _at_two_sizes(f, lambda n: ((torch.arange(float(n)) * (1 + 1j if dtype.is_complex else 1)).to(dtype),))
+
+
+def test_as_strided_of_a_dtype_view_splitting_elements_is_a_clear_error() -> None:
+    # Floats 1..3 of a complex tensor: half of one element, a whole other. No view
+    # of the complex base shows them; with *_copy ops they cannot be addressed.
+    def f(x):
+        return torch.view_as_real(x).as_strided((3,), (1,), 1) * 2
+
+    with pytest.raises(RuntimeError, match=r"fxinplace.*does not cover whole elements"):
+        fxinplace.functionalize(f, remove="mutations_and_views")(torch.ones(3, dtype=torch.complex64))
+    _check(f, lambda: (torch.arange(3.0) * (1 + 1j),), removes=("mutations",))
