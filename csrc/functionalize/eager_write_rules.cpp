@@ -172,7 +172,13 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
   }
   check_no_partial_overlap(op, args, writes);
 
-  if (rehearse) rehearse_on_meta(op, args);
+  if (rehearse) {
+    std::vector<std::pair<const c10::TensorImpl*, std::vector<c10::SymInt>>> resized;
+    for (const Write& w : writes)
+      if (w.is_out && w.value.sym_sizes() != w.target.sym_sizes())
+        resized.emplace_back(w.target.unsafeGetTensorImpl(), w.value.sym_sizes().vec());
+    rehearse_on_meta(op, args, resized);
+  }
   for (Write& w : writes)
     if (w.value.scalar_type() != w.target.scalar_type()) w.value = w.value.to(w.target.scalar_type());
 }

@@ -261,3 +261,15 @@ def test_as_strided_of_a_dtype_view_splitting_elements_is_a_clear_error() -> Non
     with pytest.raises(RuntimeError, match=r"fxinplace.*does not cover whole elements"):
         fxinplace.functionalize(f, remove="mutations_and_views")(torch.ones(3, dtype=torch.complex64))
     _check(f, lambda: (torch.arange(3.0) * (1 + 1j),), removes=("mutations",))
+
+
+def test_write_into_a_strided_input_under_symbolic_shapes() -> None:
+    # Random program seed 15: a non-contiguous input's strides are symbols of their
+    # own, so that its elements never share memory cannot be shown for every size;
+    # it is decided at the traced sizes.
+    def f(x, y):
+        x.add_(y)
+        x[1:].mul_(2)
+        return x * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(n * (n + 2.0)).reshape(n, n + 2)[:, 1:-1], torch.ones(n)))

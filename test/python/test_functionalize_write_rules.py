@@ -382,6 +382,20 @@ def test_write_folded_through_overlapping_windows_and_a_dtype_view_is_a_clear_er
         fxinplace.functionalize(f)(torch.arange(6.0))
 
 
+def test_out_argument_of_another_dtype_resized_under_symbolic_shapes() -> None:
+    # Random program seed 186: eager's dtype rules for out= are rehearsed on meta
+    # stand-ins, which cannot be resized with symbolic sizes: the stand-in for the
+    # out= argument gets its new sizes up front.
+    def f(x, y):
+        torch.add(y, y, out=x)
+        return x * 1
+
+    def make_args(n):
+        return torch.arange(n * 2.0 * (n + 1)).reshape(n, 2, n + 1).transpose(0, 2), torch.tensor(3)
+
+    _check(f, lambda: make_args(3), resized_args=lambda: make_args(5))
+
+
 def test_out_argument_resized_while_also_an_input_is_a_clear_error() -> None:
     # Random program seed 230: eager resizes `x` (also the input) to the result's
     # shape before its kernel reads it; what it then reads depends on the kernel.
