@@ -124,6 +124,7 @@ void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* 
       base.scalar_type(), " tensor's storage (as_strided of such a view, or a view kept across resize_)");
   if (!reinterpreted && same_geometry(where, base)) {
     views_ = flips;
+    key_set_ = (key_set_ - kValueBits) | (where.key_set() & kValueBits);
     layout_ = same_geometry(base, alias_->base_value()) ? at::Tensor() : base;
     return;
   }
@@ -146,6 +147,8 @@ void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* 
         view_dtype, std::vector<c10::IValue>{c10::IValue(), c10::IValue(where.scalar_type())}, 0));
   views_.insert(views_.end(), flips.begin(), flips.end());
   layout_ = where;
+  // Eager's view has the bits (composite ops such as .real ask for them).
+  key_set_ = (key_set_ - kValueBits) | (where.key_set() & kValueBits);
 }
 
 at::IntArrayRef FunctionalTensorImpl::sizes_custom() const { return metadata().sizes(); }

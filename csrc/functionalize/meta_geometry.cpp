@@ -56,7 +56,13 @@ at::Tensor meta_strided(at::ScalarType dtype, c10::SymIntArrayRef sizes, c10::Sy
 }
 
 at::Tensor meta_like(const at::Tensor& like) {
-  return meta_strided(like.scalar_type(), like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
+  at::Tensor meta =
+      meta_strided(like.scalar_type(), like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
+  // Views keep the conjugate/negative bits; ops replayed on `meta` must see them
+  // (view_as_real refuses a conjugated tensor, .real/.imag resolve it).
+  if (like.is_conj()) meta._set_conj(true);
+  if (like.is_neg()) meta._set_neg(true);
+  return meta;
 }
 
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like) {
@@ -195,7 +201,8 @@ at::Tensor scatter_into_storage(const at::Tensor& input, const at::Tensor& src, 
   if (input.is_conj())
     return at::conj_physical(
         scatter_into_storage(at::_conj(input), at::conj_physical(src), sizes, strides, storage_offset));
-  if (known_true(input.sym_numel().sym_ge(extent_of(sizes, strides, storage_offset))))
+  // Decided at the traced sizes where not for every size, as the meta kernel decides.
+  if (TORCH_GUARD_OR_FALSE(input.sym_numel().sym_ge(extent_of(sizes, strides, storage_offset))))
     return at::as_strided_scatter_symint(input, src, sizes, strides, storage_offset);
   const c10::SymInt start = input.sym_storage_offset();
   at::Tensor memory = at::as_strided_copy_symint(input, {storage_extent(input) - start}, {1}, start);

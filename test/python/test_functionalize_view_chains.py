@@ -273,3 +273,40 @@ def test_write_into_a_strided_input_under_symbolic_shapes() -> None:
         return x * 1
 
     _at_two_sizes(f, lambda n: (torch.arange(n * (n + 2.0)).reshape(n, n + 2)[:, 1:-1], torch.ones(n)))
+
+
+def test_write_through_as_strided_of_a_strided_input_keeps_its_layout_under_symbolic_shapes() -> None:
+    # Random program seed 629: the scatter into an input with gaps is left to
+    # as_strided_scatter (which keeps the input's storage) wherever its meta
+    # kernel's bounds check holds at the traced sizes, not only where it holds
+    # for every size; a copy of the input's elements would lose the gaps a later
+    # as_strided reads.
+    def f(x):
+        t = x.as_strided((3,), (2,), x.storage_offset() + 1)
+        x.as_strided((2,), (2,), 2).mul_(10)
+        return t * 1, x * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(4.0 * n).reshape(2 * n, 2)[:, ::2],))
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda x: x.conj()[0, 0].imag.as_strided((2, 2), (2, 1), 2),
+        lambda x: torch._neg_view(x.conj().view(1, -1).transpose(-2, -1)[1][0].imag),
+        lambda x: x.conj()[1].as_strided((2,), (1,), 1).real,
+    ],
+    ids=["imag_of_conj_as_strided", "neg_imag_of_conj", "real_of_conj_as_strided"],
+)
+def test_views_of_conjugated_views_see_the_conjugate_bit(view) -> None:
+    # Random programs seeds 403 and 567: a view of a conjugated view reported no
+    # conjugate bit with remove="mutations_and_views" (its eager layout was measured
+    # on a meta tensor without the bit), so .imag/.real took the path for a plain
+    # tensor and view_as_real refused the conjugated value.
+    def f(x):
+        y = x * 2
+        v = view(y)
+        v.add_(1)
+        return y, v * 1
+
+    _check(f, lambda: (torch.complex(torch.arange(12.0), -torch.arange(12.0)).reshape(2, 3, 2),))
