@@ -185,3 +185,28 @@ def test_inputs_sharing_memory_with_other_element_sizes_are_a_clear_error() -> N
         RuntimeError, match=r"fxinplace.*inputs that share memory with different element sizes"
     ):
         fxinplace.functionalize(lambda a, b: a + 1)(s, s.view(torch.int16))
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # random program seed 425: as_strided after a write, on storage the write relaid out
+        lambda x: (x.mul_(3), x.as_strided((2,), (1,), x.storage_offset()).add_(100)),
+        # random program seed 630: reads the memory between the input's elements after a write
+        lambda x: (x.view(-1)[1:2].fill_(7), x.as_strided((2, 2), (2, 1), x.storage_offset()) * 1),
+        lambda x: (x.add_(1), x.as_strided((3,), (2,), x.storage_offset() + 1) * 1),
+    ],
+    ids=["write_then_as_strided_write", "write_then_read_gaps", "add_then_read_gaps"],
+)
+def test_input_with_gaps_between_its_elements(program) -> None:
+    # A functional value of x[:, ::2] is compact: after its first write, as_strided
+    # (which addresses the storage) found other elements there. Such an input is a
+    # view of a base over its storage span, so its place and its gaps are kept.
+    def f(x):
+        return program(x)[1] * 1, x * 1
+
+    def make_args(n):
+        return (torch.arange(4.0 * n).reshape(2 * n, 2)[:, ::2],)
+
+    problems = eager_parity_problems(f, lambda: make_args(3), resized_args=lambda: make_args(5))
+    assert not problems, "\n".join(problems)
