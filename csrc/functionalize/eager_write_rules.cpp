@@ -89,6 +89,17 @@ at::MemOverlapStatus overlap_status(const at::Tensor& a, const at::Tensor& b) {
   return at::MemOverlapStatus::No;
 }
 
+// Whether the storage bytes `a` and `b` span (first to last element) meet.
+bool memory_ranges_meet(const at::Tensor& a, const at::Tensor& b) {
+  if (symbolic_true(a.sym_numel().sym_eq(0)) || symbolic_true(b.sym_numel().sym_eq(0))) return false;
+  const int64_t a_item = static_cast<int64_t>(a.element_size());
+  const int64_t b_item = static_cast<int64_t>(b.element_size());
+  const c10::SymInt a_begin = a.sym_storage_offset() * a_item;
+  const c10::SymInt b_begin = b.sym_storage_offset() * b_item;
+  return symbolic_true(a_begin.sym_lt(storage_extent(b) * b_item)) &&
+         symbolic_true(b_begin.sym_lt(storage_extent(a) * a_item));
+}
+
 // Eager's "some elements of the input tensor and the written-to tensor refer
 // to a single memory location": an argument that is another view of a written
 // tensor's storage and partially overlaps it (`x[1:].add_(x[:-1])`). Meta
@@ -112,12 +123,18 @@ void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::
             resized ? meta_strided(w.target.scalar_type(), w.value.sym_sizes(),
                                    contiguous_strides(w.value.sym_sizes()), w.target.sym_storage_offset())
                     : w.target;
-        TORCH_CHECK(overlap_status(written, t) != at::MemOverlapStatus::Partial,
-                    "fxinplace.functionalize: ", c10::toString(op.operator_name()),
-                    ": unsupported operation: some elements of the input tensor and the written-to tensor "
-                    "refer to a single memory location (eager rejects this for most ops; for the others its "
-                    "result depends on the kernel's order). Please clone() the tensor before performing the "
-                    "operation.");
+        const at::MemOverlapStatus status = overlap_status(written, t);
+        // Eager does not check layouts it cannot compare (TooHard): it then reads
+        // elements its kernel may already have written. An out= argument that a
+        // resize moves over another argument's memory is refused then too.
+        TORCH_CHECK(
+            status != at::MemOverlapStatus::Partial &&
+                !(resized && status == at::MemOverlapStatus::TooHard && memory_ranges_meet(written, t)),
+            "fxinplace.functionalize: ", c10::toString(op.operator_name()),
+            ": unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location (eager rejects this for most ops; for the others its "
+            "result depends on the kernel's order). Please clone() the tensor before performing the "
+            "operation.");
       }
     });
 }
