@@ -118,10 +118,10 @@ const at::Tensor& AliasState::base(bool reapply_views) {
   }
   pending_.clear();
   // Eager writes into the tensor, whose layout stays; a functional result
-  // (masked_fill of a channels_last tensor, a scatter) may be laid out
-  // otherwise, and later results (x * 1) would follow it. Views replay their
-  // own geometry, so only the remove="mutations" values need it.
-  if (reapply_views) base_ = with_dense_layout_of(base_, before);
+  // (masked_fill of a channels_last tensor, a scatter, a *_copy) may be laid
+  // out otherwise, and later results (x * 1) would follow it, and as_strided
+  // of the base would address other elements.
+  base_ = with_dense_layout_of(base_, before, reapply_views);
   return base_;
 }
 

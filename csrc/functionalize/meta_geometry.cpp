@@ -65,7 +65,7 @@ at::Tensor meta_like(const at::Tensor& like) {
   return meta;
 }
 
-at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like) {
+at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, bool views) {
   // Decided without guards on data-dependent sizes (a boolean mask's
   // x[x > 0]): what cannot be decided leaves `t` as it is.
   if (t.dim() != like.dim()) return t;
@@ -76,6 +76,10 @@ at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like) {
     same = same && (TORCH_GUARD_OR_FALSE(t.sym_size(d).sym_eq(1)) ||
                     TORCH_GUARD_OR_TRUE(t.sym_stride(d).sym_eq(like.sym_stride(d))));
   if (same || !TORCH_GUARD_OR_FALSE(like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense())) return t;
+  if (!views) {
+    // copy (functional) keeps its first argument's layout.
+    return at::copy(at::empty_strided_symint(like.sym_sizes(), like.sym_strides(), t.options()), t);
+  }
   // Dims from the largest stride to the smallest: contiguous in that order is `like`'s layout.
   std::vector<int64_t> order(t.dim());
   std::iota(order.begin(), order.end(), 0);

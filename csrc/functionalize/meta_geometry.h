@@ -54,7 +54,8 @@ c10::SymInt storage_extent(const at::Tensor& t);
 
 // `t` laid out like `like` (same sizes) where `like` is non-overlapping and
 // dense and the strides differ: a copy in `like`'s dim order. `t` otherwise.
-at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like);
+// With `views` false, no view op is used (remove="mutations_and_views").
+at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, bool views = true);
 
 // Whether distinct elements of `t` provably occupy distinct memory (see the
 // definition). Symbolic geometry: for every value of its symbols where that

@@ -310,3 +310,16 @@ def test_views_of_conjugated_views_see_the_conjugate_bit(view) -> None:
         return y, v * 1
 
     _check(f, lambda: (torch.complex(torch.arange(12.0), -torch.arange(12.0)).reshape(2, 3, 2),))
+
+
+def test_as_strided_of_a_result_computed_from_a_written_transposed_input() -> None:
+    # Random program seed 886: with remove="mutations_and_views" the written base
+    # (a *_copy result) was left contiguous, so x + 0.25 was too, where eager keeps
+    # x's transposed layout; as_strided of the sum then addressed other elements.
+    def f(x):
+        x.reshape(-1, x.shape[-1]).neg_()
+        t = x + 0.25
+        t[1].as_strided((2, 2), (1, 2), t[1].storage_offset() + 1).add_(3.0)
+        return t * 1, x * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * (n + 1)).reshape(2, n + 1).t(),))
