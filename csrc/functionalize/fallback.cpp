@@ -191,7 +191,10 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
   unwrap_arguments(stack, num_args, reapply);
   std::vector<c10::IValue> recorded(stack->end() - num_args, stack->end());
   torch::jit::drop(*stack, num_args);
-  auto first = std::make_shared<const ViewRecord>(op, recorded, 0);
+  // as_strided of the base itself: its offset is the base value's storage's.
+  std::optional<c10::SymInt> origin;
+  if (parent->views().empty()) origin = parent->value().sym_storage_offset();
+  auto first = std::make_shared<const ViewRecord>(op, recorded, 0, std::move(origin));
   if (first->is_as_strided() && !parent->views().empty()) {
     at::Tensor view = as_strided_of_base(*parent, first, reapply);
     if (view.defined()) {

@@ -141,7 +141,8 @@ void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* 
       in_base->sym_storage_offset() - base.sym_storage_offset() + alias_->base_value().sym_storage_offset();
   std::vector<c10::IValue> args{c10::IValue(), c10::IValue(in_base->sym_sizes()),
                                 c10::IValue(in_base->sym_strides()), c10::IValue(offset)};
-  views_ = ViewChain{std::make_shared<const ViewRecord>(as_strided, std::move(args), 0)};
+  views_ = ViewChain{std::make_shared<const ViewRecord>(as_strided, std::move(args), 0,
+                                                        alias_->base_value().sym_storage_offset())};
   if (reinterpreted)
     views_.push_back(std::make_shared<const ViewRecord>(
         view_dtype, std::vector<c10::IValue>{c10::IValue(), c10::IValue(where.scalar_type())}, 0));

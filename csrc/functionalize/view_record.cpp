@@ -79,10 +79,18 @@ const ViewOp& view_op(const c10::OperatorHandle& op) {
   return cache.emplace(&op.schema(), std::move(facts)).first->second;
 }
 
-ViewRecord::ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index)
+ViewRecord::ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index,
+                       std::optional<c10::SymInt> offset_origin)
     : op_(&view_op(op)), args_(std::move(args)), out_index_(out_index) {
   args_.resize(op_->num_args);
   args_[0] = c10::IValue();
+  if (op_->inverse == Inverse::kAsStrided && !args_[3].isNone()) offset_origin_ = std::move(offset_origin);
+}
+
+std::optional<c10::SymInt> ViewRecord::as_strided_offset(const at::Tensor& base) const {
+  if (args_[3].isNone()) return base.sym_storage_offset();
+  if (!offset_origin_) return args_[3].toSymInt();
+  return base.sym_storage_offset() + (args_[3].toSymInt() - *offset_origin_);
 }
 
 c10::IValue ViewRecord::call(const at::Tensor& base, bool reapply_views) const {
@@ -90,6 +98,7 @@ c10::IValue ViewRecord::call(const at::Tensor& base, bool reapply_views) const {
               op_->name, " has no *_copy variant to replace it with");
   std::vector<c10::IValue> stack = args_;
   stack[0] = base;
+  if (offset_origin_) stack[3] = c10::IValue(*as_strided_offset(base));
   (reapply_views ? op_->op : *op_->copy).callBoxed(stack);
   return stack[0];
 }
@@ -177,7 +186,7 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       return at::diagonal_scatter(base, mutated_view, args_[1].toInt(), args_[2].toInt(), args_[3].toInt());
     case Inverse::kAsStrided:
       return scatter_into_storage(base, mutated_view, args_[1].toSymIntVector(), args_[2].toSymIntVector(),
-                                  args_[3].isNone() ? base.sym_storage_offset() : args_[3].toSymInt());
+                                  *as_strided_offset(base));
     case Inverse::kReshape:
       return reshape_back(base, mutated_view, reapply_views);
     case Inverse::kTranspose: {

@@ -54,7 +54,12 @@ const ViewOp& view_op(const c10::OperatorHandle& op);
 class ViewRecord {
  public:
   // `args` is the op's full boxed argument list; slot 0 (self) is not kept.
-  ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index);
+  // `offset_origin` (as_strided of an alias group's base only): the storage
+  // offset of the base's value the offset in `args` was computed against. The
+  // base's later values (functional results) need not sit at that offset; the
+  // view is replayed at the same distance from theirs.
+  ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index,
+             std::optional<c10::SymInt> offset_origin = std::nullopt);
 
   // The view of `base`; as a real view when `reapply_views`, else via `<op>_copy`.
   at::Tensor forward(const at::Tensor& base, bool reapply_views) const;
@@ -88,12 +93,15 @@ class ViewRecord {
   at::Tensor reshape_back(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views) const;
   at::Tensor scatter_by_geometry(const at::Tensor& base, const at::Tensor& mutated_view) const;
   c10::IValue call(const at::Tensor& base, bool reapply_views) const;
+  // as_strided's storage offset on `base`.
+  std::optional<c10::SymInt> as_strided_offset(const at::Tensor& base) const;
   at::Tensor slice_piece_back(const at::Tensor& base, const at::Tensor& mutated_view, c10::SymInt start,
                               c10::SymInt length) const;
 
   const ViewOp* op_;
   std::vector<c10::IValue> args_;
   int64_t out_index_;
+  std::optional<c10::SymInt> offset_origin_;
 };
 
 using ViewChain = std::vector<std::shared_ptr<const ViewRecord>>;

@@ -323,3 +323,16 @@ def test_as_strided_of_a_result_computed_from_a_written_transposed_input() -> No
         return t * 1, x * 1
 
     _at_two_sizes(f, lambda n: (torch.arange(2.0 * (n + 1)).reshape(2, n + 1).t(),))
+
+
+def test_as_strided_of_an_input_at_an_offset_after_a_write_elsewhere() -> None:
+    # Random program seed 590: a view of x2[1:-1] made with as_strided at
+    # x.storage_offset() + 1; a later write through another view left the base's
+    # value at storage offset 0, where the view's absolute offset pointed elsewhere.
+    def f(x):
+        t = x.as_strided((3,), (2,), x.storage_offset() + 1)
+        x.diagonal()[-1:].fill_(7)
+        t.mul_(-1)
+        return t * 1, x * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(4.0 * n).reshape(4, n)[1:-1],))
