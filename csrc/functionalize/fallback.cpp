@@ -182,6 +182,23 @@ at::Tensor as_strided_of_base(const FunctionalTensorImpl& parent,
   return view;
 }
 
+// as_strided of a base may read its storage beyond its elements, as eager
+// does; a functional value of the base (after a write, or a shrinking
+// resize) has no such memory.
+void check_within_storage(const ViewRecord& record, const at::Tensor& value) {
+  // (A symbolic storage size is no graph input: arithmetic on it cannot be
+  // traced, so it is checked only where it is concrete.)
+  const c10::Storage& storage = value.unsafeGetTensorImpl()->unsafe_storage();
+  const auto nbytes = storage ? storage.sym_nbytes().maybe_as_int() : std::nullopt;
+  if (!nbytes || value.sym_numel() == 0) return;
+  const int64_t available = *nbytes / static_cast<int64_t>(value.element_size());
+  TORCH_CHECK(
+      TORCH_GUARD_OR_TRUE(record.as_strided_extent(value).sym_le(available)),
+      "fxinplace.functionalize: as_strided() reaches outside the memory of the tensor it views; eager "
+      "reads its storage there (memory a resize_ or a shrinking out= argument left behind, say), which "
+      "functionalization cannot express");
+}
+
 // y = x[1:] -> y joins x's alias group with x's views plus `slice(dim=0, 1)`.
 void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reapply) {
   const size_t num_args = op.schema().arguments().size();
@@ -195,6 +212,7 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
   std::optional<c10::SymInt> origin;
   if (parent->views().empty()) origin = parent->value().sym_storage_offset();
   auto first = std::make_shared<const ViewRecord>(op, recorded, 0, std::move(origin));
+  if (first->is_as_strided() && parent->views().empty()) check_within_storage(*first, parent->value());
   if (first->is_as_strided() && !parent->views().empty()) {
     at::Tensor view = as_strided_of_base(*parent, first, reapply);
     if (view.defined()) {

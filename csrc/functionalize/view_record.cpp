@@ -87,6 +87,14 @@ ViewRecord::ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> a
   if (op_->inverse == Inverse::kAsStrided && !args_[3].isNone()) offset_origin_ = std::move(offset_origin);
 }
 
+c10::SymInt ViewRecord::as_strided_extent(const at::Tensor& base) const {
+  const std::vector<c10::SymInt> sizes = args_[1].toSymIntVector();
+  const std::vector<c10::SymInt> strides = args_[2].toSymIntVector();
+  c10::SymInt extent = *as_strided_offset(base) + 1;
+  for (size_t d = 0; d < sizes.size(); ++d) extent = extent + (sizes[d] - 1) * strides[d];
+  return extent;
+}
+
 std::optional<c10::SymInt> ViewRecord::as_strided_offset(const at::Tensor& base) const {
   if (args_[3].isNone()) return base.sym_storage_offset();
   if (!offset_origin_) return args_[3].toSymInt();

@@ -95,6 +95,12 @@ class ViewRecord {
   c10::IValue call(const at::Tensor& base, bool reapply_views) const;
   // as_strided's storage offset on `base`.
   std::optional<c10::SymInt> as_strided_offset(const at::Tensor& base) const;
+
+ public:
+  // as_strided only: the storage elements of `base` the view reaches up to.
+  c10::SymInt as_strided_extent(const at::Tensor& base) const;
+
+ private:
   at::Tensor slice_piece_back(const at::Tensor& base, const at::Tensor& mutated_view, c10::SymInt start,
                               c10::SymInt length) const;
 

@@ -210,3 +210,24 @@ def test_input_with_gaps_between_its_elements(program) -> None:
 
     problems = eager_parity_problems(f, lambda: make_args(3), resized_args=lambda: make_args(5))
     assert not problems, "\n".join(problems)
+
+
+def test_as_strided_past_a_shrunk_out_argument_is_a_clear_error() -> None:
+    # Random program seed 703: eager's as_strided reads the memory the shrinking
+    # out= resize left behind; the functional value of `t` has none.
+    def f(x):
+        t = torch.arange(6.0)
+        torch.sum(x, 0, out=t)
+        return t.as_strided((3,), (2,), 0) * 1
+
+    for remove in ("mutations", "mutations_and_views"):
+        with pytest.raises(RuntimeError, match=r"fxinplace.*as_strided\(\) reaches outside the memory"):
+            fxinplace.functionalize(f, remove=remove)(torch.ones(3, 2))
+
+
+def test_as_strided_of_an_input_past_its_elements_reads_its_storage() -> None:
+    # Within the input's storage, as in eager (the graph reads the input's storage).
+    def f(x):
+        return x.as_strided((3,), (2,), x.storage_offset()) * 1
+
+    _check(f, lambda: (torch.arange(8.0)[:3],))
