@@ -135,8 +135,9 @@ void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* 
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::as_strided", "");
   static const c10::OperatorHandle view_dtype =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::view", "dtype");
-  // as_strided addresses the base value's own storage, which starts where
-  // eager's base starts.
+  // as_strided addresses the base value's own storage, at the distance from
+  // the value's storage offset that eager's view has from eager's base (kept
+  // for later values of the base, wherever their kernels place them).
   c10::SymInt offset =
       in_base->sym_storage_offset() - base.sym_storage_offset() + alias_->base_value().sym_storage_offset();
   std::vector<c10::IValue> args{c10::IValue(), c10::IValue(in_base->sym_sizes()),
