@@ -1,7 +1,10 @@
 #include "functionalize/alias_state.h"
 
+#include <ATen/ATen.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <algorithm>
 
 #include "functionalize/meta_geometry.h"
 #include "functionalize/region.h"
@@ -15,29 +18,50 @@ c10::Storage dataless_storage(const at::Tensor& like) {
                                                             /*allocator=*/nullptr, /*resizable=*/false));
 }
 
+// `value`, written through views[level..], scattered into `input` (the value
+// of views[level]'s input) at the place the rest of the chain measures to.
+at::Tensor scatter_directly(const at::Tensor& input, at::Tensor value, const ViewChain& views, size_t level) {
+  for (size_t k = level; k < views.size(); ++k) value = views[k]->unflip(value);
+  at::Tensor where = replay_on_meta(input, [&](at::Tensor current) {
+    for (size_t k = level; k < views.size(); ++k)
+      current = views[k]->forward(current, /*reapply_views=*/true);
+    return current;
+  });
+  return scatter_into_storage(input, value, where.sym_sizes(), where.sym_strides(),
+                              where.sym_storage_offset());
+}
+
 }  // namespace
 
 AliasState::AliasState(at::Tensor base)
     : base_(std::move(base)), region_(current_region()), storage_(dataless_storage(base_)) {}
 
-void AliasState::check_fold_keeps_every_write(const ViewChain& views, const c10::OperatorName& writer) const {
+size_t AliasState::plan_fold(const ViewChain& views, const c10::OperatorName& writer, CopiesFold fold) const {
   // Folding back through a view whose elements share memory (overlapping
   // unfold windows) scatters every copy of a location, so the copies the
-  // write did not change overwrite the one it did. (expand() has a fold of
-  // its own; the written tensor itself was checked by the write's rules.)
+  // write did not change overwrite the one it did. Where the rest of the chain
+  // only selects elements, the written elements (which do not share memory:
+  // the write's rules checked them) scatter straight into that view's input
+  // instead. (expand() has a fold of its own.)
+  size_t direct = direct_fold_level(views);
   bool scatters = false;
   for (size_t k = 0; k + 1 < views.size(); ++k) scatters = scatters || views[k]->folds_by_scatter();
-  if (!scatters) return;
-  at::Tensor level = meta_like(base_);
+  if (!scatters) return views.size();
   c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks);
-  for (size_t k = 0; k + 1 < views.size(); ++k) {
-    level = views[k]->forward(level, /*reapply_views=*/true);
-    TORCH_CHECK(!views[k]->folds_by_scatter() || provably_injective(level),
+  std::vector<at::Tensor> levels{meta_like(base_)};
+  for (const auto& view : views) levels.push_back(view->forward(levels.back(), /*reapply_views=*/true));
+  // The written tensor's elements share memory (masked_fill_ of a stride-0
+  // as_strided): scattered at once, which copy lands is unspecified, so each
+  // view folds in turn; copies written alike (fill_) can land in any order.
+  if (direct < views.size() && fold != CopiesFold::kUniform && !provably_injective(levels.back()))
+    direct = views.size();
+  for (size_t k = 0; k + 1 < views.size() && k < direct; ++k)
+    TORCH_CHECK(!views[k]->folds_by_scatter() || provably_injective(levels[k + 1]),
                 "fxinplace.functionalize: ", c10::toString(writer), " writes through a view made by ",
                 views[k]->op_name(),
-                " whose elements share memory (overlapping windows); functionalization cannot fold a write "
-                "back through such a view. Please clone() the view's source first.");
-  }
+                " whose elements may share memory (overlapping windows); functionalization cannot fold this "
+                "write back through such a view. Please clone() the view's source first.");
+  return direct;
 }
 
 void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer,
@@ -50,8 +74,8 @@ void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const 
         !views[k]->is_as_strided(), "fxinplace.functionalize: ", c10::toString(writer),
         " writes through as_strided() applied to another view; as_strided is only supported as the first "
         "view of a tensor (it is not compositional)");
-  check_fold_keeps_every_write(views, writer);
-  pending_.push_back(Update{std::move(new_value), views, fold});
+  const size_t direct = plan_fold(views, writer, fold);
+  pending_.push_back(Update{std::move(new_value), views, fold, direct});
   ++generation_;
   mutated_ = true;
 }
@@ -79,20 +103,25 @@ const at::Tensor& AliasState::base(bool reapply_views) {
   for (Update& update : pending_) {
     // Views of the current base along the chain, then fold the written value
     // back from the innermost view outwards.
+    const size_t direct = update.direct_level;
+    const size_t folded = std::min(direct, update.views.size());
     std::vector<at::Tensor> along{base_};
-    for (size_t k = 0; k + 1 < update.views.size(); ++k)
+    for (size_t k = 0; k < folded && k + 1 < update.views.size(); ++k)
       along.push_back(update.views[k]->forward(along.back(), reapply_views));
     at::Tensor value = std::move(update.value);
-    for (size_t k = update.views.size(); k-- > 0;)
+    if (direct < update.views.size()) {
+      value = scatter_directly(along[direct], value, update.views, direct);
+    }
+    for (size_t k = folded; k-- > 0;)
       value = update.views[k]->reverse(along[k], value, reapply_views, update.fold);
     base_ = std::move(value);
   }
   pending_.clear();
   // Eager writes into the tensor, whose layout stays; a functional result
-  // (masked_fill of a channels_last tensor, a scatter) may be laid out
-  // otherwise, and later results (x * 1) would follow it. Views replay their
-  // own geometry, so only the remove="mutations" values need it.
-  if (reapply_views) base_ = with_dense_layout_of(base_, before);
+  // (masked_fill of a channels_last tensor, a scatter, a *_copy) may be laid
+  // out otherwise, and later results (x * 1) would follow it, and as_strided
+  // of the base would address other elements.
+  base_ = with_dense_layout_of(base_, before, reapply_views);
   return base_;
 }
 

@@ -59,9 +59,14 @@ class AliasState {
     at::Tensor value;
     ViewChain views;
     CopiesFold fold;
+    // The view whose input the write scatters into directly (direct_fold_level);
+    // views.size() to fold back through every view.
+    size_t direct_level;
   };
 
-  void check_fold_keeps_every_write(const ViewChain& views, const c10::OperatorName& writer) const;
+  // Where the write folds back directly (see Update), checking that folding
+  // through the other views keeps every write.
+  size_t plan_fold(const ViewChain& views, const c10::OperatorName& writer, CopiesFold fold) const;
 
   at::Tensor base_;
   std::vector<Update> pending_;

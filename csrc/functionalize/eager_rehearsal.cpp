@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/csrc/Exceptions.h>
 
 #include "functionalize/dispatch_key.h"
 #include "functionalize/functional_tensor.h"
@@ -10,11 +11,6 @@
 
 namespace fxinplace::functionalize {
 namespace {
-
-bool has_symbolic_shape(const at::Tensor& t) {
-  const at::Tensor& shape_source = is_functional(t) ? functional_impl(t)->metadata() : t;
-  return shape_source.unsafeGetTensorImpl()->has_symbolic_sizes_strides();
-}
 
 at::Tensor stand_in(const at::Tensor& t) {
   // A Python number passed as a tensor is a CPU scalar, which kernels take
@@ -26,18 +22,20 @@ at::Tensor stand_in(const at::Tensor& t) {
 
 }  // namespace
 
-void rehearse_on_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
-  bool symbolic = false;
-  for (const c10::IValue& a : args)
-    for_each_tensor(
-        a, [&](const at::Tensor& t) { symbolic = symbolic || (t.defined() && has_symbolic_shape(t)); });
-  if (symbolic) return;
-
+void rehearse_on_meta(
+    const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+    const std::vector<std::pair<const c10::TensorImpl*, std::vector<c10::SymInt>>>& resized) {
   // Python modes (make_fx) must not record the rehearsal.
   c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks | c10::DispatchKeySet(kFunctionalizeKey));
   torch::jit::Stack stack;
   stack.reserve(args.size());
-  for (const c10::IValue& a : args) stack.push_back(map_tensors(a, stand_in));
+  for (const c10::IValue& a : args)
+    stack.push_back(map_tensors(a, [&](const at::Tensor& t) {
+      for (const auto& [impl, sizes] : resized)
+        if (t.defined() && t.unsafeGetTensorImpl() == impl)
+          return meta_strided(t.scalar_type(), sizes, contiguous_strides(sizes), t.sym_storage_offset());
+      return stand_in(t);
+    }));
   try {
     op.callBoxed(stack);
   } catch (const c10::NotImplementedError&) {
@@ -45,8 +43,19 @@ void rehearse_on_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> 
   } catch (const c10::Error& e) {
     TORCH_CHECK(false, "fxinplace.functionalize: ", c10::toString(op.operator_name()),
                 " is rejected by eager PyTorch: ", e.what_without_backtrace());
+  } catch (python_error& e) {
+    // A meta kernel written in Python raised: take its error off the Python
+    // error indicator (it is ours to report, not to leave pending).
+    e.persist();
+    bool not_implemented = false;
+    {
+      pybind11::gil_scoped_acquire gil;
+      not_implemented = e.type != nullptr && PyErr_GivenExceptionMatches(e.type, PyExc_NotImplementedError);
+    }
+    if (not_implemented) return;
+    TORCH_CHECK(false, "fxinplace.functionalize: ", c10::toString(op.operator_name()),
+                " is rejected by eager PyTorch: ", e.what());
   } catch (const std::exception& e) {
-    // A meta kernel written in Python raises Python exceptions.
     // Its message ends in a Python traceback ("\n\nAt:\n..."), which is noise here.
     std::string message = e.what();
     message = message.substr(0, message.find("\n\nAt:"));

@@ -12,11 +12,18 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <utility>
+#include <vector>
+
 namespace fxinplace::functionalize {
 
 // Throws, naming fxinplace and the op, with eager's message where the op
 // rejects its arguments. Does nothing where it cannot run on meta stand-ins
-// (no meta kernel, symbolic shapes).
-void rehearse_on_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args);
+// (no meta kernel). Symbolic shapes stay symbolic on the stand-ins; an out=
+// argument eager resizes is given its new sizes (`resized`: the argument and
+// its sizes) up front, as a tensor of symbolic sizes cannot be resized.
+void rehearse_on_meta(
+    const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+    const std::vector<std::pair<const c10::TensorImpl*, std::vector<c10::SymInt>>>& resized = {});
 
 }  // namespace fxinplace::functionalize

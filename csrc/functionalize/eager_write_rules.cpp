@@ -49,13 +49,21 @@ std::optional<CopiesFold> fold_for_shared_memory(const c10::OperatorHandle& op,
                                                  c10::ArrayRef<c10::IValue> args) {
   const std::string& name = op.schema().name();
   const std::string& overload = op.schema().overload_name();
-  if ((name == "aten::fill_" && overload == "Scalar") || name == "aten::zero_" ||
-      name == "aten::masked_fill_" || name == "aten::index_fill_")
-    return CopiesFold::kWrittenCopy;
+  if ((name == "aten::fill_" && overload == "Scalar") || name == "aten::zero_") return CopiesFold::kUniform;
+  if (name == "aten::masked_fill_" || name == "aten::index_fill_") return CopiesFold::kWrittenCopy;
   if (name == "aten::index_put_" || name == "aten::_index_put_impl_")
     return args[3].toBool() ? CopiesFold::kSumOfChanges : CopiesFold::kWrittenCopy;
   return std::nullopt;
 }
+
+}  // namespace
+
+bool writes_nothing(const Write& w) {
+  return w.value.sym_sizes() == w.target.sym_sizes() &&
+         TORCH_STATICALLY_KNOWN_TRUE(w.target.sym_numel().sym_eq(0));
+}
+
+namespace {
 
 bool symbolic_true(const c10::SymBool& b) { return b.guard_bool(__FILE__, __LINE__); }
 
@@ -81,31 +89,52 @@ at::MemOverlapStatus overlap_status(const at::Tensor& a, const at::Tensor& b) {
   return at::MemOverlapStatus::No;
 }
 
+// Whether the storage bytes `a` and `b` span (first to last element) meet.
+bool memory_ranges_meet(const at::Tensor& a, const at::Tensor& b) {
+  if (symbolic_true(a.sym_numel().sym_eq(0)) || symbolic_true(b.sym_numel().sym_eq(0))) return false;
+  const int64_t a_item = static_cast<int64_t>(a.element_size());
+  const int64_t b_item = static_cast<int64_t>(b.element_size());
+  const c10::SymInt a_begin = a.sym_storage_offset() * a_item;
+  const c10::SymInt b_begin = b.sym_storage_offset() * b_item;
+  return symbolic_true(a_begin.sym_lt(storage_extent(b) * b_item)) &&
+         symbolic_true(b_begin.sym_lt(storage_extent(a) * a_item));
+}
+
 // Eager's "some elements of the input tensor and the written-to tensor refer
 // to a single memory location": an argument that is another view of a written
 // tensor's storage and partially overlaps it (`x[1:].add_(x[:-1])`). Meta
 // kernels skip this check, so it is done here.
 void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                               const std::vector<Write>& writes) {
-  for (const c10::IValue& a : args)
-    for_each_tensor(a, [&](const at::Tensor& t) {
+  const auto& schema_args = op.schema().arguments();
+  for (size_t i = 0; i < args.size(); ++i)
+    for_each_tensor(args[i], [&](const at::Tensor& t) {
       if (!is_functional(t)) return;
+      const bool out_arg = i < schema_args.size() && schema_args[i].is_out();
       for (const Write& w : writes) {
-        if (w.target.is_same(t) || functional_impl(w.target)->alias() != functional_impl(t)->alias())
-          continue;
         // An out= argument eager resizes is checked where the resize puts it
-        // (contiguous from its storage offset; any dense layout covers the same memory).
+        // (contiguous from its storage offset; any dense layout covers the same memory),
+        // also against itself passed as an input (torch.sum(x, 0, out=x)).
         const bool resized = w.is_out && w.value.sym_sizes() != w.target.sym_sizes();
+        if ((w.target.is_same(t) && (out_arg || !resized)) ||
+            functional_impl(w.target)->alias() != functional_impl(t)->alias())
+          continue;
         const at::Tensor written =
             resized ? meta_strided(w.target.scalar_type(), w.value.sym_sizes(),
                                    contiguous_strides(w.value.sym_sizes()), w.target.sym_storage_offset())
                     : w.target;
-        TORCH_CHECK(overlap_status(written, t) != at::MemOverlapStatus::Partial,
-                    "fxinplace.functionalize: ", c10::toString(op.operator_name()),
-                    ": unsupported operation: some elements of the input tensor and the written-to tensor "
-                    "refer to a single memory location (eager rejects this for most ops; for the others its "
-                    "result depends on the kernel's order). Please clone() the tensor before performing the "
-                    "operation.");
+        const at::MemOverlapStatus status = overlap_status(written, t);
+        // Eager does not check layouts it cannot compare (TooHard): it then reads
+        // elements its kernel may already have written. An out= argument that a
+        // resize moves over another argument's memory is refused then too.
+        TORCH_CHECK(
+            status != at::MemOverlapStatus::Partial &&
+                !(resized && status == at::MemOverlapStatus::TooHard && memory_ranges_meet(written, t)),
+            "fxinplace.functionalize: ", c10::toString(op.operator_name()),
+            ": unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location (eager rejects this for most ops; for the others its "
+            "result depends on the kernel's order). Please clone() the tensor before performing the "
+            "operation.");
       }
     });
 }
@@ -130,7 +159,8 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
     // The alias group's base itself repeats memory (an expanded input, a
     // stride-0 empty_strided): folding writes into it, and writing it back to
     // an input, would write several elements to one location.
-    TORCH_CHECK(!repeats_memory(functional_impl(w.target)->alias()->base_value()),
+    // (A write of no elements writes nothing: see commit_one.)
+    TORCH_CHECK(writes_nothing(w) || !repeats_memory(functional_impl(w.target)->alias()->base_value()),
                 "fxinplace.functionalize: ", name,
                 " writes a tensor whose underlying tensor has elements sharing one memory location (an "
                 "expanded input, say); functionalization cannot express that. Please clone() it first.");
@@ -142,12 +172,15 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
           "memory location (e.g. a view made by expand()), and functionalization cannot express this "
           "op's writes into it. Please clone() the tensor before performing the operation.");
       w.fold = *fold;
-    } else {
-      TORCH_CHECK(provably_injective(functional_impl(w.target)->metadata()),
-                  "fxinplace.functionalize: ", name,
+    } else if (!provably_injective(functional_impl(w.target)->metadata())) {
+      // Overlapping windows: every copy of a location written with one value
+      // leaves that value whatever the kernel's order.
+      const std::string& op_name = op.schema().name();
+      TORCH_CHECK(op_name == "aten::fill_" || op_name == "aten::zero_", "fxinplace.functionalize: ", name,
                   " writes a tensor whose elements may share memory (overlapping windows of unfold() or "
                   "as_strided()); eager's result then depends on the kernel's order, which functionalization "
                   "cannot express. Please clone() the tensor before performing the operation.");
+      w.fold = CopiesFold::kUniform;
     }
     // Beyond TensorIterator's cast rule, ops check dtypes of their own (mm.out
     // wants exactly its result's dtype, abs_ refuses complex self): where the
@@ -156,7 +189,13 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
   }
   check_no_partial_overlap(op, args, writes);
 
-  if (rehearse) rehearse_on_meta(op, args);
+  if (rehearse) {
+    std::vector<std::pair<const c10::TensorImpl*, std::vector<c10::SymInt>>> resized;
+    for (const Write& w : writes)
+      if (w.is_out && w.value.sym_sizes() != w.target.sym_sizes())
+        resized.emplace_back(w.target.unsafeGetTensorImpl(), w.value.sym_sizes().vec());
+    rehearse_on_meta(op, args, resized);
+  }
   for (Write& w : writes)
     if (w.value.scalar_type() != w.target.scalar_type()) w.value = w.value.to(w.target.scalar_type());
 }

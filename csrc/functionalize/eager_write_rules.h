@@ -26,6 +26,9 @@ struct Write {
   CopiesFold fold = CopiesFold::kWrittenCopy;
 };
 
+// The write changes no element (its target has none, and is not resized).
+bool writes_nothing(const Write& w);
+
 // Casts each write's value to its target's dtype and checks what eager
 // checks; throws, naming fxinplace and the op, where eager raises.
 void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,

@@ -17,6 +17,7 @@ namespace fxinplace::functionalize {
 // How the copies of one element combine when a write repeats memory.
 enum class CopiesFold {
   kWrittenCopy,   // the copy that changed (each location written alike, or once)
+  kUniform,       // every element written with one value (fill_, zero_): any copy is the location's
   kSumOfChanges,  // the old value plus every copy's change (accumulating index_put_)
 };
 

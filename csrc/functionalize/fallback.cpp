@@ -17,6 +17,7 @@
 #include "functionalize/eager_write_rules.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
+#include "functionalize/meta_geometry.h"
 #include "functionalize/op_classes.h"
 #include "functionalize/region.h"
 #include "functionalize/resize.h"
@@ -68,6 +69,7 @@ void check_written_are_functional(const c10::OperatorHandle& op, const OpClass& 
 }
 
 void commit_one(const c10::OperatorHandle& op, const Write& w, bool reapply) {
+  if (writes_nothing(w)) return;  // x[:0].add_(1): nothing changes, nothing to write back
   FunctionalTensorImpl* impl = functional_impl(w.target);
   if (w.value.sym_sizes() != w.target.sym_sizes()) {
     if (impl->views().empty()) {
@@ -149,16 +151,27 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
 }
 
 // as_strided addresses the storage, not the tensor it is applied to: after
-// other views it is replaced by one as_strided of the base, so writes through
-// it fold back with as_strided_scatter (the chain form is not compositional).
-// Returns the view, or an undefined tensor where the chain changes the dtype
-// (view(dtype) before as_strided: the chain form is kept).
+// other views it is replaced by one as_strided of the base (then view(dtype)
+// where the chain changed the dtype), so writes through it fold back with
+// as_strided_scatter (the chain form is not compositional). Returns the view,
+// or an undefined tensor where the base's elements cannot show the view's
+// bytes (the chain form is kept: with real views it still addresses eager's
+// storage, but a write through it is refused).
 at::Tensor as_strided_of_base(const FunctionalTensorImpl& parent,
                               const std::shared_ptr<const ViewRecord>& record, bool reapply) {
   ViewChain chain = parent.views();
   chain.push_back(record);
   at::Tensor where = measure_on_meta(parent.alias()->eager_base_layout(), chain);
-  if (where.scalar_type() != parent.alias()->base_value().scalar_type()) return at::Tensor();
+  const at::ScalarType base_dtype = parent.alias()->base_value().scalar_type();
+  if (where.scalar_type() != base_dtype && !same_bytes_as(where, base_dtype)) {
+    TORCH_CHECK(
+        reapply, "fxinplace.functionalize(remove='mutations_and_views'): as_strided() of a ",
+        where.scalar_type(), " view of a ", base_dtype,
+        " tensor that does not cover whole elements of the latter (or is not contiguous in its last dim) "
+        "cannot be expressed with *_copy ops (as_strided_copy of the view would address the copy's own "
+        "memory)");
+    return at::Tensor();
+  }
   // The parent's value stands in until the view is placed; then it is
   // regenerated from the base (replaying as_strided on the parent's value
   // would address a *_copy's own storage with remove="mutations_and_views").
@@ -167,6 +180,23 @@ at::Tensor as_strided_of_base(const FunctionalTensorImpl& parent,
   impl->view_storage_at(where, "as_strided() reaches outside the tensor the view chain started from");
   impl->sync(reapply);
   return view;
+}
+
+// as_strided of a base may read its storage beyond its elements, as eager
+// does; a functional value of the base (after a write, or a shrinking
+// resize) has no such memory.
+void check_within_storage(const ViewRecord& record, const at::Tensor& value) {
+  // (A symbolic storage size is no graph input: arithmetic on it cannot be
+  // traced, so it is checked only where it is concrete.)
+  const c10::Storage& storage = value.unsafeGetTensorImpl()->unsafe_storage();
+  const auto nbytes = storage ? storage.sym_nbytes().maybe_as_int() : std::nullopt;
+  if (!nbytes || value.sym_numel() == 0) return;
+  const int64_t available = *nbytes / static_cast<int64_t>(value.element_size());
+  TORCH_CHECK(
+      TORCH_GUARD_OR_TRUE(record.as_strided_extent(value).sym_le(available)),
+      "fxinplace.functionalize: as_strided() reaches outside the memory of the tensor it views; eager "
+      "reads its storage there (memory a resize_ or a shrinking out= argument left behind, say), which "
+      "functionalization cannot express");
 }
 
 // y = x[1:] -> y joins x's alias group with x's views plus `slice(dim=0, 1)`.
@@ -178,7 +208,11 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
   unwrap_arguments(stack, num_args, reapply);
   std::vector<c10::IValue> recorded(stack->end() - num_args, stack->end());
   torch::jit::drop(*stack, num_args);
-  auto first = std::make_shared<const ViewRecord>(op, recorded, 0);
+  // as_strided of the base itself: its offset is the base value's storage's.
+  std::optional<c10::SymInt> origin;
+  if (parent->views().empty()) origin = parent->value().sym_storage_offset();
+  auto first = std::make_shared<const ViewRecord>(op, recorded, 0, std::move(origin));
+  if (first->is_as_strided() && parent->views().empty()) check_within_storage(*first, parent->value());
   if (first->is_as_strided() && !parent->views().empty()) {
     at::Tensor view = as_strided_of_base(*parent, first, reapply);
     if (view.defined()) {

@@ -95,32 +95,62 @@ void FunctionalTensorImpl::rebase_if_needed() {
 void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* outside_error) {
   // The value is the old geometry's: regenerate it at the next read.
   generation_ = kStale;
-  // An as_strided view selects elements; it cannot conjugate or negate them.
-  for (const auto& record : views_)
-    TORCH_CHECK(!record->flips_values(), "fxinplace.functionalize: a view made by ", record->op_name(),
-                " (conjugated or negated) cannot keep its place in a storage whose tensor was resized");
+  // as_strided selects elements; the conjugate and negative bits the chain
+  // set (each an odd number of times) are set again after it.
+  bool conjugated = false;
+  bool negated = false;
+  for (const auto& record : views_) {
+    if (!record->flips_values()) continue;
+    bool& bit = record->conjugates() ? conjugated : negated;
+    bit = !bit;
+  }
+  ViewChain flips;
+  static const c10::OperatorHandle conj = c10::Dispatcher::singleton().findSchemaOrThrow("aten::_conj", "");
+  static const c10::OperatorHandle neg =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::_neg_view", "");
+  if (conjugated)
+    flips.push_back(std::make_shared<const ViewRecord>(conj, std::vector<c10::IValue>{c10::IValue()}, 0));
+  if (negated)
+    flips.push_back(std::make_shared<const ViewRecord>(neg, std::vector<c10::IValue>{c10::IValue()}, 0));
   const at::Tensor base = alias_->eager_base_layout();
-  TORCH_CHECK(where.scalar_type() == base.scalar_type(), "fxinplace.functionalize: a ", where.scalar_type(),
-              " view of a ", base.scalar_type(),
-              " tensor cannot keep its place in a storage whose tensor was resized");
-  if (same_geometry(where, base)) {
-    views_.clear();
+  // Where the chain went through view(dtype): the same bytes in the base's
+  // elements, as_strided there, then view(dtype) back.
+  const bool reinterpreted = where.scalar_type() != base.scalar_type();
+  std::optional<at::Tensor> in_base = reinterpreted ? same_bytes_as(where, base.scalar_type()) : where;
+  TORCH_CHECK(
+      in_base, "fxinplace.functionalize: a ", where.scalar_type(), " view of a ", base.scalar_type(),
+      " tensor that does not cover whole elements of the latter (or is not contiguous in its last dim) "
+      "cannot be placed in the ",
+      base.scalar_type(), " tensor's storage (as_strided of such a view, or a view kept across resize_)");
+  if (!reinterpreted && same_geometry(where, base)) {
+    views_ = flips;
+    key_set_ = (key_set_ - kValueBits) | (where.key_set() & kValueBits);
     layout_ = same_geometry(base, alias_->base_value()) ? at::Tensor() : base;
     return;
   }
-  TORCH_CHECK(where.sym_storage_offset() >= base.sym_storage_offset() &&
-                  storage_extent(where) <= storage_extent(base),
+  TORCH_CHECK(in_base->sym_storage_offset() >= base.sym_storage_offset() &&
+                  storage_extent(*in_base) <= storage_extent(base),
               "fxinplace.functionalize: ", outside_error);
   static const c10::OperatorHandle as_strided =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::as_strided", "");
-  // as_strided addresses the base value's own storage, which starts where
-  // eager's base starts.
+  static const c10::OperatorHandle view_dtype =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::view", "dtype");
+  // as_strided addresses the base value's own storage, at the distance from
+  // the value's storage offset that eager's view has from eager's base (kept
+  // for later values of the base, wherever their kernels place them).
   c10::SymInt offset =
-      where.sym_storage_offset() - base.sym_storage_offset() + alias_->base_value().sym_storage_offset();
-  std::vector<c10::IValue> args{c10::IValue(), c10::IValue(where.sym_sizes()),
-                                c10::IValue(where.sym_strides()), c10::IValue(offset)};
-  views_ = ViewChain{std::make_shared<const ViewRecord>(as_strided, std::move(args), 0)};
+      in_base->sym_storage_offset() - base.sym_storage_offset() + alias_->base_value().sym_storage_offset();
+  std::vector<c10::IValue> args{c10::IValue(), c10::IValue(in_base->sym_sizes()),
+                                c10::IValue(in_base->sym_strides()), c10::IValue(offset)};
+  views_ = ViewChain{std::make_shared<const ViewRecord>(as_strided, std::move(args), 0,
+                                                        alias_->base_value().sym_storage_offset())};
+  if (reinterpreted)
+    views_.push_back(std::make_shared<const ViewRecord>(
+        view_dtype, std::vector<c10::IValue>{c10::IValue(), c10::IValue(where.scalar_type())}, 0));
+  views_.insert(views_.end(), flips.begin(), flips.end());
   layout_ = where;
+  // Eager's view has the bits (composite ops such as .real ask for them).
+  key_set_ = (key_set_ - kValueBits) | (where.key_set() & kValueBits);
 }
 
 at::IntArrayRef FunctionalTensorImpl::sizes_custom() const { return metadata().sizes(); }

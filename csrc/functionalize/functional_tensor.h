@@ -46,8 +46,8 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   // the view chain is used.
   void rebase_if_needed();
   // Makes this alias the view of its base at `where` (eager geometry, a meta
-  // tensor in the base's storage); throws `outside_error` where that is not
-  // inside the base.
+  // tensor in the base's storage), negated/conjugated as its views were;
+  // throws `outside_error` where that is not inside the base.
   void view_storage_at(const at::Tensor& where, const char* outside_error);
 
   at::IntArrayRef sizes_custom() const override;

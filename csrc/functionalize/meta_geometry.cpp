@@ -16,6 +16,8 @@ namespace {
 // torch's own consistency checks under symbolic tracing).
 c10::DispatchKeySet python_keys() { return c10::python_ks; }
 
+bool known_true(const c10::SymBool& b) { return TORCH_STATICALLY_KNOWN_TRUE(b); }
+
 bool is_zero(const c10::SymInt& size) { return TORCH_GUARD_SIZE_OBLIVIOUS(size.sym_eq(0)); }
 
 c10::SymInt extent_of(c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides,
@@ -54,47 +56,162 @@ at::Tensor meta_strided(at::ScalarType dtype, c10::SymIntArrayRef sizes, c10::Sy
 }
 
 at::Tensor meta_like(const at::Tensor& like) {
-  return meta_strided(like.scalar_type(), like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
+  at::Tensor meta =
+      meta_strided(like.scalar_type(), like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
+  // Views keep the conjugate/negative bits; ops replayed on `meta` must see them
+  // (view_as_real refuses a conjugated tensor, .real/.imag resolve it).
+  if (like.is_conj()) meta._set_conj(true);
+  if (like.is_neg()) meta._set_neg(true);
+  return meta;
 }
 
-at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like) {
-  if (t.dim() != like.dim() || t.sym_sizes() != like.sym_sizes()) return t;
+at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, bool views) {
+  // Decided without guards on data-dependent sizes (a boolean mask's
+  // x[x > 0]): what cannot be decided leaves `t` as it is.
+  if (t.dim() != like.dim()) return t;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (!TORCH_GUARD_OR_FALSE(t.sym_size(d).sym_eq(like.sym_size(d)))) return t;
   bool same = true;
   for (int64_t d = 0; d < t.dim(); ++d)
-    same = same && (t.sym_size(d) == 1 || t.sym_stride(d) == like.sym_stride(d));
-  if (same || !like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense().guard_bool(__FILE__, __LINE__))
-    return t;
+    same = same && (TORCH_GUARD_OR_FALSE(t.sym_size(d).sym_eq(1)) ||
+                    TORCH_GUARD_OR_TRUE(t.sym_stride(d).sym_eq(like.sym_stride(d))));
+  if (same || !TORCH_GUARD_OR_FALSE(like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense())) return t;
+  if (!views) {
+    // copy (functional) keeps its first argument's layout.
+    return at::copy(at::empty_strided_symint(like.sym_sizes(), like.sym_strides(), t.options()), t);
+  }
   // Dims from the largest stride to the smallest: contiguous in that order is `like`'s layout.
   std::vector<int64_t> order(t.dim());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return like.sym_stride(a) > like.sym_stride(b); });
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return TORCH_GUARD_OR_FALSE(like.sym_stride(a).sym_gt(like.sym_stride(b)));
+  });
   std::vector<int64_t> inverse(order.size());
   for (size_t k = 0; k < order.size(); ++k) inverse[order[k]] = static_cast<int64_t>(k);
   return t.permute(order).contiguous().permute(inverse);
 }
 
-// Whether distinct elements of `t` (concrete geometry, no stride 0) provably
-// occupy distinct memory: with its dims ordered by stride, each stride must
-// step past everything the smaller dims span. Overlapping windows (unfold
-// with step < size, as_strided) fail it; eager then writes them in kernel
-// order (x.unfold(0, 2, 1).add_(1) adds twice where windows overlap), which a
-// functional value cannot express.
-bool provably_injective(const at::Tensor& t) {
-  if (t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return true;  // not checked symbolically
-  if (t.is_non_overlapping_and_dense()) return true;                       // the common case, cached
-  std::vector<std::pair<int64_t, int64_t>> dims;                           // (stride, size)
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) == 0) return true;
-    if (t.size(d) > 1) dims.emplace_back(t.stride(d), t.size(d));
+namespace {
+
+// Whether the dims `left` (stride, size) can be ordered so that each stride
+// provably steps past everything the dims before it span (`spanned`, the
+// largest offset they reach). Such an order is by increasing stride, so it
+// is searched for without comparing strides that cannot be compared.
+bool some_order_steps_past(std::vector<std::pair<c10::SymInt, c10::SymInt>>& left,
+                           const c10::SymInt& spanned) {
+  if (left.empty()) return true;
+  for (size_t k = 0; k < left.size(); ++k) {
+    auto [stride, size] = left[k];
+    if (!known_true(stride.sym_gt(spanned))) continue;
+    left.erase(left.begin() + static_cast<std::ptrdiff_t>(k));
+    const bool found = some_order_steps_past(left, spanned + (size - 1) * stride);
+    left.insert(left.begin() + static_cast<std::ptrdiff_t>(k), {stride, size});
+    if (found) return true;
   }
-  std::sort(dims.begin(), dims.end());
-  int64_t spanned = 0;  // the largest offset the smaller dims reach
-  for (const auto& [stride, size] : dims) {
-    if (stride <= spanned) return false;
-    spanned += (size - 1) * stride;
+  return false;
+}
+
+}  // namespace
+
+// Whether distinct elements of `t` provably occupy distinct memory: with its
+// dims ordered by stride, each stride must step past everything the smaller
+// dims span. Overlapping windows (unfold with step < size, as_strided) fail
+// it; eager then writes them in kernel order (x.unfold(0, 2, 1).add_(1) adds
+// twice where windows overlap), which a functional value cannot express.
+// Symbolic geometry should satisfy it for every value of its symbols; where
+// that cannot be shown without guards, it is decided at the traced sizes.
+bool provably_injective(const at::Tensor& t) {
+  if (!t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) {
+    if (t.is_non_overlapping_and_dense()) return true;  // the common case, cached
+    std::vector<std::pair<int64_t, int64_t>> dims;      // (stride, size)
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      if (t.size(d) == 0) return true;
+      if (t.size(d) > 1) dims.emplace_back(t.stride(d), t.size(d));
+    }
+    std::sort(dims.begin(), dims.end());
+    int64_t spanned = 0;
+    for (const auto& [stride, size] : dims) {
+      if (stride <= spanned) return false;
+      spanned += (size - 1) * stride;
+    }
+    return true;
+  }
+  std::vector<std::pair<c10::SymInt, c10::SymInt>> dims;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    const c10::SymInt& size = t.sym_size(d);
+    if (known_true(size.sym_eq(0))) return true;
+    if (!known_true(size.sym_le(1))) dims.emplace_back(t.sym_stride(d), size);
+  }
+  // A dim of size 1 steps past nothing: counting one that might be 1 is
+  // only stricter.
+  if (some_order_steps_past(dims, c10::SymInt(0))) return true;
+  // Not shown for every value of the symbols (an input's strides are symbols
+  // of their own, unrelated to its sizes): decided at the traced sizes, with
+  // guards, as eager's kernels decide their checks under fake tensors. A size
+  // or stride that depends on data counts as overlapping.
+  std::vector<std::pair<c10::SymInt, c10::SymInt>> traced;
+  for (const auto& [stride, size] : dims)
+    if (TORCH_GUARD_OR_TRUE(size.sym_gt(1))) traced.emplace_back(stride, size);
+  std::stable_sort(traced.begin(), traced.end(), [](const auto& a, const auto& b) {
+    return TORCH_GUARD_OR_FALSE(a.first.sym_lt(b.first));
+  });
+  c10::SymInt spanned = 0;
+  for (const auto& [stride, size] : traced) {
+    if (!TORCH_GUARD_OR_FALSE(stride.sym_gt(spanned))) return false;
+    spanned = spanned + (size - 1) * stride;
   }
   return true;
+}
+
+std::optional<at::Tensor> same_bytes_as(const at::Tensor& t, at::ScalarType dtype) {
+  const int64_t from = static_cast<int64_t>(c10::elementSize(t.scalar_type()));
+  const int64_t to = static_cast<int64_t>(c10::elementSize(dtype));
+  if (from == to) return meta_strided(dtype, t.sym_sizes(), t.sym_strides(), t.sym_storage_offset());
+  if (t.dim() == 0) return std::nullopt;  // view(dtype) of a 0-dim tensor keeps the element size
+  std::vector<c10::SymInt> sizes = t.sym_sizes().vec();
+  std::vector<c10::SymInt> strides = t.sym_strides().vec();
+  c10::SymInt offset = t.sym_storage_offset();
+  c10::SymInt& last = sizes.back();
+  if (!known_true(strides.back().sym_eq(1)) && !known_true(last.sym_eq(1))) return std::nullopt;
+  strides.back() = 1;
+  if (to > from) {
+    // Each element of `dtype` holds `ratio` of `t`'s, side by side in the last dim.
+    const int64_t ratio = to / from;
+    auto divides = [&](const c10::SymInt& v) { return known_true((v % ratio).sym_eq(0)); };
+    if (!divides(last) || !divides(offset)) return std::nullopt;
+    for (size_t d = 0; d + 1 < strides.size(); ++d) {
+      if (!divides(strides[d])) return std::nullopt;
+      strides[d] = strides[d] / ratio;
+    }
+    last = last / ratio;
+    offset = offset / ratio;
+  } else {
+    const int64_t ratio = from / to;
+    for (size_t d = 0; d + 1 < strides.size(); ++d) strides[d] = strides[d] * ratio;
+    last = last * ratio;
+    offset = offset * ratio;
+  }
+  return meta_strided(dtype, sizes, strides, offset);
+}
+
+at::Tensor scatter_into_storage(const at::Tensor& input, const at::Tensor& src, c10::SymIntArrayRef sizes,
+                                c10::SymIntArrayRef strides, const c10::SymInt& storage_offset) {
+  // A view with the negative or conjugate bit (a real view of _neg_view or
+  // _conj, kept with remove="mutations"): ops on it other than views resolve
+  // the bit into a fresh tensor first, which loses the storage the geometry
+  // addresses. Scatter into the storage's own values instead.
+  if (input.is_neg())
+    return at::neg(scatter_into_storage(at::_neg_view(input), at::neg(src), sizes, strides, storage_offset));
+  if (input.is_conj())
+    return at::conj_physical(
+        scatter_into_storage(at::_conj(input), at::conj_physical(src), sizes, strides, storage_offset));
+  // Decided at the traced sizes where not for every size, as the meta kernel decides.
+  if (TORCH_GUARD_OR_FALSE(input.sym_numel().sym_ge(extent_of(sizes, strides, storage_offset))))
+    return at::as_strided_scatter_symint(input, src, sizes, strides, storage_offset);
+  const c10::SymInt start = input.sym_storage_offset();
+  at::Tensor memory = at::as_strided_copy_symint(input, {storage_extent(input) - start}, {1}, start);
+  at::Tensor written = at::as_strided_scatter_symint(memory, src, sizes, strides, storage_offset - start);
+  return at::as_strided_copy_symint(written, input.sym_sizes(), input.sym_strides(), 0);
 }
 
 bool same_geometry(const at::Tensor& a, const at::Tensor& b) {

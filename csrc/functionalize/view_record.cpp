@@ -79,10 +79,26 @@ const ViewOp& view_op(const c10::OperatorHandle& op) {
   return cache.emplace(&op.schema(), std::move(facts)).first->second;
 }
 
-ViewRecord::ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index)
+ViewRecord::ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index,
+                       std::optional<c10::SymInt> offset_origin)
     : op_(&view_op(op)), args_(std::move(args)), out_index_(out_index) {
   args_.resize(op_->num_args);
   args_[0] = c10::IValue();
+  if (op_->inverse == Inverse::kAsStrided && !args_[3].isNone()) offset_origin_ = std::move(offset_origin);
+}
+
+c10::SymInt ViewRecord::as_strided_extent(const at::Tensor& base) const {
+  const std::vector<c10::SymInt> sizes = args_[1].toSymIntVector();
+  const std::vector<c10::SymInt> strides = args_[2].toSymIntVector();
+  c10::SymInt extent = *as_strided_offset(base) + 1;
+  for (size_t d = 0; d < sizes.size(); ++d) extent = extent + (sizes[d] - 1) * strides[d];
+  return extent;
+}
+
+std::optional<c10::SymInt> ViewRecord::as_strided_offset(const at::Tensor& base) const {
+  if (args_[3].isNone()) return base.sym_storage_offset();
+  if (!offset_origin_) return args_[3].toSymInt();
+  return base.sym_storage_offset() + (args_[3].toSymInt() - *offset_origin_);
 }
 
 c10::IValue ViewRecord::call(const at::Tensor& base, bool reapply_views) const {
@@ -90,6 +106,7 @@ c10::IValue ViewRecord::call(const at::Tensor& base, bool reapply_views) const {
               op_->name, " has no *_copy variant to replace it with");
   std::vector<c10::IValue> stack = args_;
   stack[0] = base;
+  if (offset_origin_) stack[3] = c10::IValue(*as_strided_offset(base));
   (reapply_views ? op_->op : *op_->copy).callBoxed(stack);
   return stack[0];
 }
@@ -126,8 +143,36 @@ at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Ten
   at::Tensor shadow = replay_on_meta(base, [this](const at::Tensor& t) { return forward(t, true); });
   TORCH_CHECK(shadow.scalar_type() == base.scalar_type(), "fxinplace.functionalize: cannot write through ",
               op_->name, ": the view has another dtype than its base");
-  return at::as_strided_scatter_symint(base, mutated_view, shadow.sym_sizes(), shadow.sym_strides(),
-                                       shadow.sym_storage_offset());
+  return scatter_into_storage(base, mutated_view, shadow.sym_sizes(), shadow.sym_strides(),
+                              shadow.sym_storage_offset());
+}
+
+bool ViewRecord::keeps_elements() const {
+  switch (op_->inverse) {
+    case Inverse::kDtype:
+    case Inverse::kViewAsReal:
+    case Inverse::kViewAsComplex:
+    case Inverse::kExpand:
+      return false;
+    default:
+      return true;
+  }
+}
+
+at::Tensor ViewRecord::unflip(const at::Tensor& value) const {
+  if (op_->inverse == Inverse::kConj) return at::conj_physical(value);
+  if (op_->inverse == Inverse::kNeg) return at::neg(value);
+  return value;
+}
+
+size_t direct_fold_level(const ViewChain& views) {
+  for (size_t k = 0; k + 1 < views.size(); ++k) {
+    if (!views[k]->folds_by_scatter()) continue;
+    for (size_t j = k + 1; j < views.size(); ++j)
+      if (!views[j]->keeps_elements()) return views.size();
+    return k;
+  }
+  return views.size();
 }
 
 at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {
@@ -148,8 +193,8 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
     case Inverse::kDiagonal:
       return at::diagonal_scatter(base, mutated_view, args_[1].toInt(), args_[2].toInt(), args_[3].toInt());
     case Inverse::kAsStrided:
-      return at::as_strided_scatter_symint(base, mutated_view, args_[1].toSymIntVector(),
-                                           args_[2].toSymIntVector(), optional_symint(args_[3]));
+      return scatter_into_storage(base, mutated_view, args_[1].toSymIntVector(), args_[2].toSymIntVector(),
+                                  *as_strided_offset(base));
     case Inverse::kReshape:
       return reshape_back(base, mutated_view, reapply_views);
     case Inverse::kTranspose: {
@@ -181,10 +226,18 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
     }
     case Inverse::kUnbind:
       return at::select_scatter(base, mutated_view, args_[1].toInt(), out_index_);
-    case Inverse::kDtype:
-      // view(dtype) reinterprets the same bytes; reinterpreting back is its inverse.
-      return reapply_views ? mutated_view.view(base.scalar_type())
-                           : at::view_copy(mutated_view, base.scalar_type());
+    case Inverse::kDtype: {
+      // view(dtype) reinterprets the same bytes; reinterpreting back is its
+      // inverse. Between element sizes it needs the last dim contiguous, which
+      // the written value (a functional result, laid out as its kernel chose)
+      // need not be.
+      const bool same_size = mutated_view.element_size() == c10::elementSize(base.scalar_type());
+      const at::Tensor bytes =
+          same_size || mutated_view.dim() == 0 || TORCH_GUARD_OR_FALSE(mutated_view.sym_stride(-1).sym_eq(1))
+              ? mutated_view
+              : mutated_view.contiguous();
+      return reapply_views ? bytes.view(base.scalar_type()) : at::view_copy(bytes, base.scalar_type());
+    }
     case Inverse::kViewAsReal:
       return reapply_views ? at::view_as_complex(mutated_view) : at::view_as_complex_copy(mutated_view);
     case Inverse::kViewAsComplex:
@@ -193,12 +246,9 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       return scatter_by_geometry(base, mutated_view);
     case Inverse::kExpand:
       return fold_expand_back(base, mutated_view, reapply_views, fold);
-    case Inverse::kConj:
-      // _conj shows the base conjugated: the base is the written value conjugated.
-      return at::conj_physical(mutated_view);
-    case Inverse::kNeg:
-      // _neg_view shows the base negated.
-      return at::neg(mutated_view);
+    case Inverse::kConj:  // _conj shows the base conjugated: the base is the written value conjugated
+    case Inverse::kNeg:   // _neg_view shows the base negated
+      return unflip(mutated_view);
   }
   TORCH_CHECK(false, "fxinplace.functionalize: unknown inverse for ", op_->name);
 }

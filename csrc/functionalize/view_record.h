@@ -54,7 +54,12 @@ const ViewOp& view_op(const c10::OperatorHandle& op);
 class ViewRecord {
  public:
   // `args` is the op's full boxed argument list; slot 0 (self) is not kept.
-  ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index);
+  // `offset_origin` (as_strided of an alias group's base only): the storage
+  // offset of the base's value the offset in `args` was computed against. The
+  // base's later values (functional results) need not sit at that offset; the
+  // view is replayed at the same distance from theirs.
+  ViewRecord(const c10::OperatorHandle& op, std::vector<c10::IValue> args, int64_t out_index,
+             std::optional<c10::SymInt> offset_origin = std::nullopt);
 
   // The view of `base`; as a real view when `reapply_views`, else via `<op>_copy`.
   at::Tensor forward(const at::Tensor& base, bool reapply_views) const;
@@ -74,21 +79,47 @@ class ViewRecord {
   // The view shows the base's values changed (conjugated or negated), not
   // just some of its elements.
   bool flips_values() const { return op_->inverse == Inverse::kConj || op_->inverse == Inverse::kNeg; }
+  bool conjugates() const { return op_->inverse == Inverse::kConj; }
+  // The view shows elements of its base in the base's dtype, each at most
+  // once where the base shows it once (possibly negated or conjugated): its
+  // geometry, measured on the base, says where a write through it lands.
+  bool keeps_elements() const;
+  // `value` (written through this view) as its base shows it: negated back
+  // for _neg_view, conjugated back for _conj, unchanged for other views.
+  at::Tensor unflip(const at::Tensor& value) const;
   const std::string& op_name() const { return op_->name; }
 
  private:
   at::Tensor reshape_back(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views) const;
   at::Tensor scatter_by_geometry(const at::Tensor& base, const at::Tensor& mutated_view) const;
   c10::IValue call(const at::Tensor& base, bool reapply_views) const;
+  // as_strided's storage offset on `base`.
+  std::optional<c10::SymInt> as_strided_offset(const at::Tensor& base) const;
+
+ public:
+  // as_strided only: the storage elements of `base` the view reaches up to.
+  c10::SymInt as_strided_extent(const at::Tensor& base) const;
+
+ private:
   at::Tensor slice_piece_back(const at::Tensor& base, const at::Tensor& mutated_view, c10::SymInt start,
                               c10::SymInt length) const;
 
   const ViewOp* op_;
   std::vector<c10::IValue> args_;
   int64_t out_index_;
+  std::optional<c10::SymInt> offset_origin_;
 };
 
 using ViewChain = std::vector<std::shared_ptr<const ViewRecord>>;
+
+// Where a write through `views` can fold back in one step: the first view
+// that folds by scatter (unfold, as_strided, ...), not the last one, after
+// which every view keeps_elements(). The write then scatters into that level
+// at the geometry of the whole rest of the chain, instead of through each
+// view in turn (which needs the scatter level to be injective: overlapping
+// unfold windows would write the unchanged copies back too). views.size()
+// where there is none.
+size_t direct_fold_level(const ViewChain& views);
 
 // Where `views` land inside `base`'s storage: the chain replayed (as real
 // views) on a dataless meta tensor with `base`'s layout. No data is touched and

@@ -58,15 +58,32 @@ def _storage_key(t: torch.Tensor) -> object | None:
         return None
 
 
+def _has_gaps(t: torch.Tensor) -> bool:
+    """Whether ``t``'s elements are distinct memory locations with others between them
+    (``x[:, ::2]``): a functional value of it is compact, so its eager place in the storage,
+    which ``as_strided`` addresses, would be lost at its first write."""
+    if t.layout != torch.strided or t.numel() == 0:
+        return False
+    spanned = 0  # the largest offset the dims taken so far reach
+    gaps = False
+    for stride, size in sorted((st, s) for s, st in zip(t.shape, t.stride(), strict=True) if s > 1):
+        if stride <= spanned:
+            return False  # overlapping (expanded) memory
+        gaps = gaps or stride > spanned + 1
+        spanned += (size - 1) * stride
+    return gaps
+
+
 def _shared_storage_groups(flat_args: list[Any]) -> list[list[int]]:
-    """Indices of tensor inputs that share a storage, in groups of two or more."""
+    """Indices of tensor inputs that share a storage, in groups of two or more, and inputs
+    with gaps between their elements, each a group of its own."""
     groups: dict[object, list[int]] = {}
     for i, a in enumerate(flat_args):
         if isinstance(a, torch.Tensor):
             key = _storage_key(a)
             if key is not None:
                 groups.setdefault(key, []).append(i)
-    return [g for g in groups.values() if len(g) > 1]
+    return [g for g in groups.values() if len(g) > 1 or _has_gaps(flat_args[g[0]])]
 
 
 def _geometry_extent(size: Any, stride: Any, storage_offset: Any) -> Any:
@@ -96,8 +113,10 @@ class _Inputs:
     inputs that share a storage (``f(x, x[1:])``) must see each other's writes,
     as in eager: they become views of one base over the storage (a flat
     ``as_strided`` of the first of them, spanning every input of the group),
-    each input then ``as_strided`` of it at its own geometry. Runs inside the
-    region, so those views are recorded by the fallback.
+    each input then ``as_strided`` of it at its own geometry. An input with gaps
+    between its elements becomes such a view too, so that its place in the storage
+    (and the memory between its elements) outlives its first write. Runs inside
+    the region, so those views are recorded by the fallback.
     """
 
     def __init__(self, flat_args: list[Any], reapply_views: bool) -> None:

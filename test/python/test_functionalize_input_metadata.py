@@ -200,3 +200,49 @@ def test_an_empty_input_sliced_past_its_storage_shares_nothing() -> None:
         return x0, torch.ones((), dtype=torch.complex64), x0[1:3]
 
     _check(f, args)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # random program seed 425: as_strided after a write, on storage the write relaid out
+        lambda x: (x.mul_(3), x.as_strided((2,), (1,), x.storage_offset()).add_(100)),
+        # random program seed 630: reads the memory between the input's elements after a write
+        lambda x: (x.view(-1)[1:2].fill_(7), x.as_strided((2, 2), (2, 1), x.storage_offset()) * 1),
+        lambda x: (x.add_(1), x.as_strided((3,), (2,), x.storage_offset() + 1) * 1),
+    ],
+    ids=["write_then_as_strided_write", "write_then_read_gaps", "add_then_read_gaps"],
+)
+def test_input_with_gaps_between_its_elements(program) -> None:
+    # A functional value of x[:, ::2] is compact: after its first write, as_strided
+    # (which addresses the storage) found other elements there. Such an input is a
+    # view of a base over its storage span, so its place and its gaps are kept.
+    def f(x):
+        return program(x)[1] * 1, x * 1
+
+    def make_args(n):
+        return (torch.arange(4.0 * n).reshape(2 * n, 2)[:, ::2],)
+
+    problems = eager_parity_problems(f, lambda: make_args(3), resized_args=lambda: make_args(5))
+    assert not problems, "\n".join(problems)
+
+
+def test_as_strided_past_a_shrunk_out_argument_is_a_clear_error() -> None:
+    # Random program seed 703: eager's as_strided reads the memory the shrinking
+    # out= resize left behind; the functional value of `t` has none.
+    def f(x):
+        t = torch.arange(6.0)
+        torch.sum(x, 0, out=t)
+        return t.as_strided((3,), (2,), 0) * 1
+
+    for remove in ("mutations", "mutations_and_views"):
+        with pytest.raises(RuntimeError, match=r"fxinplace.*as_strided\(\) reaches outside the memory"):
+            fxinplace.functionalize(f, remove=remove)(torch.ones(3, 2))
+
+
+def test_as_strided_of_an_input_past_its_elements_reads_its_storage() -> None:
+    # Within the input's storage, as in eager (the graph reads the input's storage).
+    def f(x):
+        return x.as_strided((3,), (2,), x.storage_offset()) * 1
+
+    _check(f, lambda: (torch.arange(8.0)[:3],))

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
-import fxinplace  # noqa: F401 - the package under test
+import fxinplace
 from fxinplace.testing.functionalize_differential import eager_parity_problems
 
 
@@ -112,3 +113,226 @@ def test_expanded_view_reports_its_strides_under_symbolic_shapes() -> None:
         return torch.tensor(e.stride()), e + 0
 
     _check(f, lambda: (torch.arange(4.0),))
+
+
+# ------------------------------------------------ regressions of the random-program campaign
+
+
+def _at_two_sizes(fn, make_args) -> None:
+    """Eager parity, the symbolic graph also run at a second shape (traced at n=5, run at n=8)."""
+    _check(fn, lambda: make_args(5), resized_args=lambda: make_args(8))
+
+
+def test_write_through_a_negated_narrowing_of_overlapping_windows() -> None:
+    # Random program seed 26. The written view repeats no memory, the unfold it was
+    # taken from does: the write scatters straight into unfold's input. Symbolic
+    # geometry was taken to be injective unchecked, and the write folded back
+    # through the windows, whose unchanged copies overwrote it.
+    def f(x):
+        t = torch._neg_view(x.unflatten(0, (-1, 1)).unfold(0, 2, 1)).narrow(2, 1, 1)
+        t.add_(1)
+        return x, t * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(float(n)),))
+
+
+def test_write_through_a_slice_of_overlapping_windows_of_a_transpose() -> None:
+    def f(x):
+        x.t().unfold(1, 3, 1)[:, :, 1:2].mul_(-2)
+        return x
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n).reshape(n, 2),))
+
+
+def test_write_into_overlapping_windows_under_symbolic_shapes_is_a_clear_error() -> None:
+    # The windows overlap for every size: eager's result depends on its kernel's order.
+    def f(x):
+        x.unfold(0, 2, 1).add_(1)
+        return x
+
+    for remove in ("mutations", "mutations_and_views"):
+        with pytest.raises(RuntimeError, match=r"fxinplace.*may share memory"):
+            make_fx(fxinplace.functionalize(f, remove=remove), tracing_mode="symbolic")(torch.arange(5.0))
+
+
+def test_as_strided_of_a_dtype_view_is_placed_in_the_base() -> None:
+    # Random program seed 48: as_strided of a view of x.view(int16) addresses the
+    # storage; with remove="mutations_and_views" it was replayed on the *_copy
+    # value of the view (out of bounds).
+    def f(x):
+        t = x.view(torch.int16)
+        v = t[1].as_strided((2, 2), (1, 2), t[1].storage_offset())
+        w = v * 2
+        t[1:].as_strided((2,), (2,), 2).add_(1)
+        return x, w, v * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(float(n), dtype=torch.float16),))
+
+
+def test_as_strided_of_a_narrower_dtype_view_is_placed_in_the_base() -> None:
+    def f(x):
+        x.view(torch.int16)[2:].as_strided((2, 2), (4, 1), 2).add_(1)
+        return x
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n),))
+
+
+def test_write_through_windows_of_a_strided_view_under_symbolic_shapes() -> None:
+    # Random program seed 90: as_strided_scatter into a view at an offset (every
+    # other element of a row) fails the meta kernel's bounds check under fake tensors.
+    def f(x):
+        t = x.clone()
+        t[0][1::2].unfold(0, 1, 1).clamp_(-1.0, 1.0)
+        return t
+
+    _at_two_sizes(f, lambda n: (torch.arange(3.0 * n).reshape(3, n) - 4,))
+
+
+def test_write_through_as_strided_of_an_input_at_an_offset_under_symbolic_shapes() -> None:
+    def f(x):
+        x.unfold(0, 2, 2).mul_(-1)
+        return x + 0
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n + 2)[1:-1],))
+
+
+def test_write_through_windows_of_a_negated_view() -> None:
+    # Random program seed 127: the scatter's input carries the negative bit; ops
+    # other than views resolve it into a fresh tensor, losing the storage the
+    # scatter addresses.
+    def f(x):
+        torch._neg_view(x).transpose(2, 1)[:, 2].unfold(1, 2, 3).add_(1)
+        return x
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n * 4).reshape(n, 2, 4),))
+
+
+def test_write_through_a_wider_dtype_view_of_a_transpose() -> None:
+    # Random program seed 390: the written value (masked_fill of a transpose) is laid
+    # out column-major; viewing it back as the base's wider dtype needs its last dim
+    # contiguous.
+    def f(x):
+        x.view(torch.float16).t().masked_fill_(x[:, 1] > 0, 1.0)
+        return x
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n).reshape(n, 2) - 3,))
+
+
+def test_write_through_a_boolean_mask_under_symbolic_shapes() -> None:
+    # Random program seed 240: the masked elements' count is data-dependent; laying
+    # the written value out like the old one guarded on it.
+    def f(x):
+        x[x > 0] += -1
+        y = x.clone()
+        y[y < 0] = 5.0
+        return x, y
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * n).reshape(n, 2) - 3,))
+
+
+@pytest.mark.parametrize(
+    ("make_view", "dtype"),
+    [
+        (lambda x: torch._neg_view(x)[1:].as_strided((2,), (1,), 2), torch.float32),
+        (lambda x: torch.view_as_real(torch._neg_view(x)).as_strided((2, 2), (2, 1), 2), torch.complex64),
+        (lambda x: x.conj()[1:].as_strided((2,), (2,), 1), torch.complex64),
+        (lambda x: torch._neg_view(torch._neg_view(x)[1:]).as_strided((2,), (1,), 1), torch.float32),
+    ],
+    ids=["neg", "neg_view_as_real", "conj", "neg_neg"],
+)
+def test_as_strided_of_a_negated_or_conjugated_view(make_view, dtype) -> None:
+    # Random program seed 80: as_strided keeps the negative/conjugate bit of the
+    # view it is applied to; placed in the base, the view gets the bits again.
+    def f(x):
+        v = make_view(x)
+        before = v * 2
+        v.add_(1)
+        return x, before, v * 1
+
+    _at_two_sizes(f, lambda n: ((torch.arange(float(n)) * (1 + 1j if dtype.is_complex else 1)).to(dtype),))
+
+
+def test_as_strided_of_a_dtype_view_splitting_elements_is_a_clear_error() -> None:
+    # Floats 1..3 of a complex tensor: half of one element, a whole other. No view
+    # of the complex base shows them; with *_copy ops they cannot be addressed.
+    def f(x):
+        return torch.view_as_real(x).as_strided((3,), (1,), 1) * 2
+
+    with pytest.raises(RuntimeError, match=r"fxinplace.*does not cover whole elements"):
+        fxinplace.functionalize(f, remove="mutations_and_views")(torch.ones(3, dtype=torch.complex64))
+    _check(f, lambda: (torch.arange(3.0) * (1 + 1j),), removes=("mutations",))
+
+
+def test_write_into_a_strided_input_under_symbolic_shapes() -> None:
+    # Random program seed 15: a non-contiguous input's strides are symbols of their
+    # own, so that its elements never share memory cannot be shown for every size;
+    # it is decided at the traced sizes.
+    def f(x, y):
+        x.add_(y)
+        x[1:].mul_(2)
+        return x * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(n * (n + 2.0)).reshape(n, n + 2)[:, 1:-1], torch.ones(n)))
+
+
+def test_write_through_as_strided_of_a_strided_input_keeps_its_layout_under_symbolic_shapes() -> None:
+    # Random program seed 629: the scatter into an input with gaps is left to
+    # as_strided_scatter (which keeps the input's storage) wherever its meta
+    # kernel's bounds check holds at the traced sizes, not only where it holds
+    # for every size; a copy of the input's elements would lose the gaps a later
+    # as_strided reads.
+    def f(x):
+        t = x.as_strided((3,), (2,), x.storage_offset() + 1)
+        x.as_strided((2,), (2,), 2).mul_(10)
+        return t * 1, x * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(4.0 * n).reshape(2 * n, 2)[:, ::2],))
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda x: x.conj()[0, 0].imag.as_strided((2, 2), (2, 1), 2),
+        lambda x: torch._neg_view(x.conj().view(1, -1).transpose(-2, -1)[1][0].imag),
+        lambda x: x.conj()[1].as_strided((2,), (1,), 1).real,
+    ],
+    ids=["imag_of_conj_as_strided", "neg_imag_of_conj", "real_of_conj_as_strided"],
+)
+def test_views_of_conjugated_views_see_the_conjugate_bit(view) -> None:
+    # Random programs seeds 403 and 567: a view of a conjugated view reported no
+    # conjugate bit with remove="mutations_and_views" (its eager layout was measured
+    # on a meta tensor without the bit), so .imag/.real took the path for a plain
+    # tensor and view_as_real refused the conjugated value.
+    def f(x):
+        y = x * 2
+        v = view(y)
+        v.add_(1)
+        return y, v * 1
+
+    _check(f, lambda: (torch.complex(torch.arange(12.0), -torch.arange(12.0)).reshape(2, 3, 2),))
+
+
+def test_as_strided_of_a_result_computed_from_a_written_transposed_input() -> None:
+    # Random program seed 886: with remove="mutations_and_views" the written base
+    # (a *_copy result) was left contiguous, so x + 0.25 was too, where eager keeps
+    # x's transposed layout; as_strided of the sum then addressed other elements.
+    def f(x):
+        x.reshape(-1, x.shape[-1]).neg_()
+        t = x + 0.25
+        t[1].as_strided((2, 2), (1, 2), t[1].storage_offset() + 1).add_(3.0)
+        return t * 1, x * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(2.0 * (n + 1)).reshape(2, n + 1).t(),))
+
+
+def test_as_strided_of_an_input_at_an_offset_after_a_write_elsewhere() -> None:
+    # Random program seed 590: a view of x2[1:-1] made with as_strided at
+    # x.storage_offset() + 1; a later write through another view left the base's
+    # value at storage offset 0, where the view's absolute offset pointed elsewhere.
+    def f(x):
+        t = x.as_strided((3,), (2,), x.storage_offset() + 1)
+        x.diagonal()[-1:].fill_(7)
+        t.mul_(-1)
+        return t * 1, x * 1
+
+    _at_two_sizes(f, lambda n: (torch.arange(4.0 * n).reshape(4, n)[1:-1],))

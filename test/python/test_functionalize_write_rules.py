@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import fxinplace  # noqa: F401 - the package under test
+import fxinplace
 from fxinplace.testing.functionalize_differential import eager_parity_problems
 
 # Resizing a non-empty out= argument warns (deprecated) in eager.
@@ -247,17 +247,16 @@ def test_write_reading_exactly_self_is_fine() -> None:
 
 def test_op_specific_dtype_rule_of_an_in_place_op_raises() -> None:
     # abs of a complex tensor is real, which casts back to complex; eager's abs_
-    # refuses complex self anyway. Its meta kernel says so (not run under
-    # symbolic shapes: known gap).
+    # refuses complex self anyway. Its meta kernel says so, symbolic shapes included.
     def f(z):
         z.abs_()
         return z
 
     _check(
         f,
-        lambda: (torch.tensor([3 + 4j, -1j]),),
+        lambda: (torch.tensor([3 + 4j, -1j, 2]),),
         error=r"fxinplace.*abs_ is rejected by eager PyTorch",
-        tracing_modes=("real", "fake"),
+        tracing_modes=("real", "fake", "symbolic"),
     )
 
 
@@ -283,6 +282,40 @@ def test_write_into_an_empty_expanded_tensor() -> None:
         return x
 
     _check(f, lambda: (torch.zeros(0),))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [lambda x: x[:0].add_(1), lambda x: x.narrow(0, 1, 0).zero_()],
+    ids=["slice", "narrow"],
+)
+def test_write_of_no_elements_of_an_expanded_input(write) -> None:
+    # Nothing is written, so there is nothing to write back into the expanded input.
+    def f(x):
+        write(x)
+        return x * 1
+
+    _check(f, lambda: (torch.ones(1).expand(3),))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.unfold(0, 2, 1).fill_(3.0),
+        lambda x: x.unfold(0, 3, 1).zero_(),
+        lambda x: x.unfold(0, 2, 1)[1:].fill_(torch.tensor(4.0)),
+        lambda x: x.as_strided((3, 2), (1, 1)).fill_(-1.0),
+    ],
+    ids=["unfold_fill", "unfold_zero", "unfold_slice_fill_tensor", "as_strided_fill"],
+)
+def test_fill_into_overlapping_windows(write) -> None:
+    # Every copy of a location gets the one value, whatever the kernel's order.
+    def f(x):
+        y = x.clone()
+        write(y)
+        return y
+
+    _check(f, lambda: (torch.arange(6.0),))
 
 
 def test_writing_an_expanded_input_is_a_clear_error() -> None:
@@ -323,18 +356,69 @@ def test_as_strided_after_views_reads_the_storage() -> None:
     _check(f, lambda: (torch.arange(6).reshape(2, 3),))
 
 
-def test_write_folded_through_overlapping_windows_is_a_clear_error() -> None:
+def test_write_through_an_injective_view_of_overlapping_windows() -> None:
     # The written diagonal repeats no memory, but the windows it was taken from
-    # do: scattering them back would let unchanged copies overwrite the write.
+    # do: scattering them back would let unchanged copies overwrite the write, so
+    # the diagonal scatters straight into the windows' input.
     def f(x):
         y = x.clone()
         y.unfold(1, 2, 1).diagonal().fill_(0)
         return y
 
+    _check(f, lambda: (torch.arange(12.0).reshape(3, 4),))
+
+
+def test_write_folded_through_overlapping_windows_and_a_dtype_view_is_a_clear_error() -> None:
+    # After view(dtype) the written elements' place in the windows' input is not
+    # measured: folding back goes through the windows, which must not overlap.
+    def f(x):
+        y = x.clone()
+        y.unfold(0, 2, 1).view(torch.int32)[:, 1].add_(1)
+        return y
+
     with pytest.raises(
         RuntimeError, match=r"fxinplace.*writes through a view made by aten::unfold whose elements"
     ):
-        fxinplace.functionalize(f)(torch.arange(12.0).reshape(3, 4))
+        fxinplace.functionalize(f)(torch.arange(6.0))
+
+
+def test_out_argument_of_another_dtype_resized_under_symbolic_shapes() -> None:
+    # Random program seed 186: eager's dtype rules for out= are rehearsed on meta
+    # stand-ins, which cannot be resized with symbolic sizes: the stand-in for the
+    # out= argument gets its new sizes up front.
+    def f(x, y):
+        torch.add(y, y, out=x)
+        return x * 1
+
+    def make_args(n):
+        return torch.arange(n * 2.0 * (n + 1)).reshape(n, 2, n + 1).transpose(0, 2), torch.tensor(3)
+
+    _check(f, lambda: make_args(3), resized_args=lambda: make_args(5))
+
+
+def test_out_argument_resized_while_also_an_input_is_a_clear_error() -> None:
+    # Random program seed 230: eager resizes `x` (also the input) to the result's
+    # shape before its kernel reads it; what it then reads depends on the kernel.
+    def f(x):
+        torch.sum(x, 0, out=x)
+        return x
+
+    for remove in ("mutations", "mutations_and_views"):
+        with pytest.raises(RuntimeError, match=r"fxinplace.*sum.*refer to a single memory location"):
+            fxinplace.functionalize(f, remove=remove)(torch.tensor([[1, 2, 3]]))
+
+
+def test_out_argument_resized_over_a_strided_input_is_a_clear_error() -> None:
+    # Random program seed 869: after its resize, `out` covers x[0:8], among the
+    # elements of x[1::2] the kernel reads; eager does not check strided inputs,
+    # and its result depends on the order its kernel writes in.
+    def f(x):
+        torch.add(x[1::2], 1, out=x[::2][:2])
+        return x
+
+    for remove in ("mutations", "mutations_and_views"):
+        with pytest.raises(RuntimeError, match=r"fxinplace.*add.out.*refer to a single memory location"):
+            fxinplace.functionalize(f, remove=remove)(torch.arange(16.0))
 
 
 def test_out_argument_overlapping_an_input_only_before_its_resize() -> None:

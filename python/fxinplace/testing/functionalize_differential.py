@@ -377,6 +377,7 @@ def eager_parity_problems(
     error: str | None = None,
     check_graph: bool = True,
     impl: FunctionalizeImpl | None = None,
+    resized_args: Callable[[], Sequence[Any]] | None = None,
 ) -> list[str]:
     """How ``impl`` (default: the implementation under test) differs from eager on ``fn``.
 
@@ -386,13 +387,14 @@ def eager_parity_problems(
     and shape, inputs also in strides and storage offset, and outputs in strides
     with ``remove="mutations"`` (``*_copy`` ops lay views out contiguously). Where
     eager raises, so must the implementation: a ``RuntimeError`` whose message
-    matches ``error`` (a regex) when given.
+    matches ``error`` (a regex) when given. ``resized_args`` (inputs of other sizes)
+    also runs the symbolic graph at a second shape, against eager on them.
     """
     impl = IMPL if impl is None else impl
     eager = observe(fn, tuple(make_args()))
     problems: list[str] = []
 
-    def judge(label: str, run: Observed, remove: str) -> None:
+    def judge(label: str, run: Observed, remove: str, eager: Observed = eager) -> None:
         if eager.error is not None:
             if run.error is None:
                 problems.append(
@@ -426,6 +428,9 @@ def eager_parity_problems(
             if check_graph:
                 problems.extend(f"{label} {p}" for p in graph_problems(gm, remove))
             judge(f"{label} graph run", observe(gm, tuple(make_args())), remove)
+            if mode == "symbolic" and resized_args is not None:
+                other, got = observe(fn, tuple(resized_args())), observe(gm, tuple(resized_args()))
+                judge(f"{label} graph run at another shape", got, remove, other)
     return problems
 
 
