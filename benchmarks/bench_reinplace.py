@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 
 from fxinplace.testing import graphs
-from fxinplace.testing.compare import Comparison, compare
+from fxinplace.testing.compare import Comparison, compare, quiet_stock_logs
 from fxinplace.testing.tables import (
     fmt_count,
     fmt_match,
@@ -45,7 +45,6 @@ from fxinplace.testing.tables import (
     fmt_ratio,
     fmt_seconds,
     markdown_table,
-    quiet_stock_logs,
 )
 
 FULL_SIZES = [1000, 10000, 30000, 100000]
