@@ -14,6 +14,8 @@ BENCHMARKS = sorted((Path(__file__).resolve().parents[2] / "benchmarks").glob("*
 
 @pytest.mark.parametrize("script", BENCHMARKS, ids=[p.name for p in BENCHMARKS])
 def test_benchmark_script_starts(script: Path) -> None:
-    done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "usage" in done.stdout.lower()
