@@ -225,6 +225,11 @@ at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent
     // replayed on it, the view's own value answers metadata queries instead.
     try {
       layout = measure_on_meta(parent_layout, ViewChain{record});
+      // The replay starts without the parent's conjugate/negative bits (ops on
+      // a meta tensor with them take other paths); views keep them, and
+      // composite ops (.real, .imag) ask.
+      if (parent_layout.is_conj() && layout.is_complex()) layout._set_conj(!layout.is_conj());
+      if (parent_layout.is_neg()) layout._set_neg(!layout.is_neg());
     } catch (const c10::Error&) {
       layout = at::Tensor();
     }

@@ -56,13 +56,7 @@ at::Tensor meta_strided(at::ScalarType dtype, c10::SymIntArrayRef sizes, c10::Sy
 }
 
 at::Tensor meta_like(const at::Tensor& like) {
-  at::Tensor meta =
-      meta_strided(like.scalar_type(), like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
-  // Views keep the conjugate/negative bits; ops replayed on `meta` must see them
-  // (view_as_real refuses a conjugated tensor, .real/.imag resolve it).
-  if (like.is_conj()) meta._set_conj(true);
-  if (like.is_neg()) meta._set_neg(true);
-  return meta;
+  return meta_strided(like.scalar_type(), like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
 }
 
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, bool views) {
@@ -77,8 +71,12 @@ at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, boo
                     TORCH_GUARD_OR_TRUE(t.sym_stride(d).sym_eq(like.sym_stride(d))));
   if (same || !TORCH_GUARD_OR_FALSE(like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense())) return t;
   if (!views) {
-    // copy (functional) keeps its first argument's layout.
-    return at::copy(at::empty_strided_symint(like.sym_sizes(), like.sym_strides(), t.options()), t);
+    // as_strided_scatter keeps its input's layout; at its own geometry it
+    // writes every element. (aten::copy is generated from copy_, which a mode
+    // under us records as a mutation.)
+    return at::as_strided_scatter_symint(
+        at::empty_strided_symint(like.sym_sizes(), like.sym_strides(), t.options()), t, like.sym_sizes(),
+        like.sym_strides(), 0);
   }
   // Dims from the largest stride to the smallest: contiguous in that order is `like`'s layout.
   std::vector<int64_t> order(t.dim());

@@ -15,8 +15,9 @@
 
 namespace fxinplace::functionalize {
 
-// A dataless meta tensor with `like`'s dtype, sizes, strides, storage offset
-// and conjugate/negative bits, on a meta storage just large enough for it.
+// A dataless meta tensor with `like`'s dtype, sizes, strides and storage
+// offset (not its conjugate/negative bits), on a meta storage just large
+// enough for it.
 at::Tensor meta_like(const at::Tensor& like);
 
 // A dataless meta tensor of `dtype` with the given geometry.
