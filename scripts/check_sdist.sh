@@ -27,3 +27,15 @@ fxinplace.reinplace(gm, x)
 assert "relu_" in gm.code
 print(f"[sdist] fxinplace {fxinplace.__version__} installed from the sdist and working")
 PY
+"$work/venv/bin/python" - <<'PY'
+import sys
+
+import torch
+
+# No import of fxinplace: the torch_dynamo_backends entry point names the backend.
+f = torch.compile(lambda x: (x + 1).sin(), backend="fxinplace")
+x = torch.arange(3.0)
+assert torch.allclose(f(x), (x + 1).sin())
+assert "fxinplace.compile" in sys.modules
+print("[sdist] torch.compile(backend='fxinplace') found by name, with no import")
+PY
