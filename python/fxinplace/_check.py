@@ -1027,7 +1027,14 @@ class _Translator:
         if after is not None and after[1:4] != before.ref[1:4]:
             rec.finding("metadata_changed", f"changes the sizes, strides or offset of {before.source}", node)
         effects = self.effects(functional_target, outs, list(range(len(outs))))
-        pointwise = torch.Tag.pointwise in target.tags or target is _aten.copy_.default
+        # Some in-place overloads lack the tag their functional op has (eq_ vs eq.Tensor);
+        # elementwise is a property of the computation, which the functional op states.
+        functional_tags = getattr(functional_target, "tags", ())
+        pointwise = (
+            torch.Tag.pointwise in target.tags
+            or torch.Tag.pointwise in functional_tags
+            or target is _aten.copy_.default
+        )
         rec.add(
             node,
             counterpart,

@@ -279,3 +279,17 @@ def test_as_strided_scatter_into_distinct_elements_is_still_a_copy():
     targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
     assert torch.ops.aten.as_strided_scatter.default not in targets, gm.code
     assert torch.equal(gm(x), f(x))
+
+
+def _eq_with_its_own_slice(x0):
+    x0.bitwise_xor_(x0)
+    t0 = x0.permute(0, 1)
+    t0.eq_(t0[..., :1])
+    return t0.sum()
+
+
+@pytest.mark.parametrize("pipeline", list(PIPELINES))
+def test_an_inplace_overload_without_the_pointwise_tag_is_checked_as_elementwise(pipeline):
+    """eq.Tensor is tagged pointwise, eq_.Tensor is not: eq(a, a) -> eq_(a, a) is elementwise
+    (each element read before it is written), and the checker must say so (random seed 561)."""
+    _assert_same_as_eager(_eq_with_its_own_slice, [torch.ones(1, 1, dtype=torch.bool).t()], pipeline)
