@@ -40,6 +40,15 @@ enum class Action : uint8_t {
   X(kLayoutSensitiveUse, "layout_sensitive_use",                                                       \
     "self is laid out differently from the result, and a later view (view/as_strided), a result "      \
     "computed from it or a graph output would show the other layout")                                  \
+  X(kCompilerFuses, "compiler_fuses",                                                                  \
+    "Inductor generates and fuses this op's code and reuses its buffers itself; an in-place op here "  \
+    "would only block fusion (policy='inductor')")                                                     \
+  X(kScatterKeptForFusion, "scatter_kept_for_fusion",                                                  \
+    "the scatter stays functional so that Inductor fuses it with its producers and users: neither "    \
+    "its base nor its result is in a buffer of its own anyway (policy='inductor')")                    \
+  X(kForeachIntoIntermediate, "foreach_into_intermediate",                                             \
+    "a _foreach_* op is rewritten only where the epilogue copies its result straight back into the "   \
+    "list's graph input; Inductor fuses it otherwise (policy='inductor')")                             \
   X(kScatterUnproven, "scatter_unproven",                                                              \
     "a later scatter reads self's memory and cannot be removed: its source never lands in place")
 

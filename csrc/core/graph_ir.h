@@ -85,6 +85,19 @@ struct Node {
   bool has_inplace = false;  // an `<name>_` overload with a matching schema exists
   bool pointwise = false;    // out[i] depends on in[i] only
   bool is_resize = false;
+  // index_put / _unsafe_index_put: writes the rows an index names.
+  bool indexed_write = false;
+  // A functional collective (_c10d_functional.all_reduce, ...): the in-place
+  // form hands its buffer to the communication library instead of a copy.
+  bool collective = false;
+  // What the compiler the graph goes to does with this node (only read under
+  // PlanOptions::inductor; the Python side reads them from Inductor's tables).
+  // compiler_extern: it calls a library kernel for the op (a fallback) rather
+  // than generating and fusing its code, so an in-place form loses no fusion.
+  // realized: the value lives in a buffer of its own anyway (a fallback's
+  // result, a graph input or output, an input of an op that needs one).
+  bool compiler_extern = false;
+  bool realized = false;
   // False for ops that read only a tensor's metadata (sym_size, ...): they use
   // no memory, so they never keep a buffer alive.
   bool reads_memory = true;

@@ -149,6 +149,10 @@ void write_node(std::ostringstream& out, const Graph& g, NodeId id) {
   if (n.has_inplace) out << " inplace";
   if (n.pointwise) out << " pointwise";
   if (n.is_resize) out << " resize";
+  if (n.indexed_write) out << " indexed_write";
+  if (n.collective) out << " collective";
+  if (n.compiler_extern) out << " compiler_extern";
+  if (n.realized) out << " realized";
   if (!n.reads_memory) out << " no_reads";
   if (!n.operands.empty())
     out << " operands=" << join(n.operands, [](NodeId o) { return std::to_string(o); });
@@ -200,6 +204,14 @@ void read_field(Graph& g, Node& n, const std::string& token) {
     n.pointwise = true;
   else if (key == "resize")
     n.is_resize = true;
+  else if (key == "indexed_write")
+    n.indexed_write = true;
+  else if (key == "collective")
+    n.collective = true;
+  else if (key == "compiler_extern")
+    n.compiler_extern = true;
+  else if (key == "realized")
+    n.realized = true;
   else if (key == "no_reads")
     n.reads_memory = false;
   else if (key == "operands")

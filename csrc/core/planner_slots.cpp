@@ -190,6 +190,12 @@ void Walk::decide_slots(NodeId i, bool all_or_none) {
       continue;
     }
     NodeId holder = holder_of(i, slot);
+    if (node.kind == NodeKind::kForeach) {
+      if (auto refused = inductor_refuses_foreach_slot(slot, holder)) {
+        refuse_slot(*refused);
+        continue;
+      }
+    }
     if (auto refused = check_write(i, slot, holder, /*elementwise=*/false)) {
       refuse_slot(*refused);
       continue;

@@ -22,6 +22,7 @@ Walk::Walk(const Graph& g, const PlanOptions& options, const std::vector<bool>& 
       items_[static_cast<size_t>(n.item_of)].emplace_back(n.item_index, static_cast<NodeId>(i));
   }
   summarise_layout_uses();
+  summarise_for_inductor();
 }
 
 void Walk::run() {
@@ -54,7 +55,16 @@ void Walk::decide(NodeId i) {
         decisions_[static_cast<size_t>(i)] = refuse(Reason::kView);
         return;
       }
-      if (!node.slots.empty()) decide_op(i);
+      if (node.slots.empty()) return;
+      if (options_.inductor && node.scatter.kind != ScatterKind::kNone && scatter_is_in_place_already(i)) {
+        remove_scatter(i);
+        return;
+      }
+      if (auto refused = inductor_refuses_op(i)) {
+        decisions_[static_cast<size_t>(i)] = *refused;
+        return;
+      }
+      decide_op(i);
       return;
     default:
       return;

@@ -5,6 +5,7 @@
 //                       (auto_functionalized_v2 bases), graph inputs written
 //                       back by the program (the epilogue rule), write-backs
 //   planner_layout.cpp  where moved memory lands, and who would notice
+//   planner_inductor.cpp  what a graph for Inductor may get (PlanOptions::inductor)
 #pragma once
 
 #include <optional>
@@ -66,6 +67,13 @@ class Walk {
   std::optional<Geometry> inverted_view(const Node& sc, const Geometry& base) const;
   bool operand_is_harmless(NodeId operand, NodeId target, bool elementwise);
 
+  // ---- planner_inductor.cpp
+  void summarise_for_inductor();
+  std::optional<Decision> inductor_refuses_op(NodeId i) const;
+  std::optional<Decision> inductor_refuses_foreach_slot(const WriteSlot& slot, NodeId holder) const;
+  bool scatter_worth_writing(NodeId i) const;
+  bool scatter_is_in_place_already(NodeId i);
+
   // ---- shared state
   NodeId rep(NodeId n) const { return rep_[static_cast<size_t>(n)]; }
   const TensorValue* value(NodeId n) const { return g_.single_result(n); }
@@ -82,6 +90,11 @@ class Walk {
   std::vector<LayoutUse> layout_needs_;
   std::vector<std::vector<NodeId>> layout_children_;
   std::vector<bool> layout_reaches_;
+  // PlanOptions::inductor: the scatter whose source each scatter is, when it
+  // writes back into a view of that scatter's base (a nested pair), and the
+  // graph input a write-back copy_ copies each value into.
+  std::vector<NodeId> scatter_parent_;
+  std::vector<NodeId> written_back_as_;
 };
 
 }  // namespace fxinplace::core

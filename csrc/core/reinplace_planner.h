@@ -26,6 +26,13 @@ struct PlanOptions {
   // for commutative ops, `foo(a, b)` -> `foo.out(a, b, out=b)` where foo has
   // an out= form (the stock pass never does either).
   bool dead_operand_destinations = false;
+  // The graph goes on to Inductor (its post-grad re-inplacing slot), whose
+  // scheduler fuses the ops it generates and reuses their buffers itself:
+  // rewrite only what Inductor lowers as a write and profits from (indexed
+  // writes, collectives, scatters worth it, `_foreach_*` into written-back
+  // inputs, auto_functionalized bases, ops it runs as library kernels), never
+  // an op it would fuse (see planner_inductor.cpp).
+  bool inductor = false;
 };
 
 struct Plan {
@@ -37,5 +44,11 @@ struct Plan {
 };
 
 Plan plan_reinplace(const Graph& graph, const PlanOptions& options = {});
+
+// Whether PlanOptions::inductor lets an op node write in place at all (the
+// walk still checks each write): indexed writes, collectives, scatters (when
+// worth it), ops Inductor runs as library kernels. `_foreach_*` and
+// auto_functionalized nodes are decided per slot.
+bool inductor_may_write(const Node& op);
 
 }  // namespace fxinplace::core

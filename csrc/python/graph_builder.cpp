@@ -70,6 +70,8 @@ class GraphBuilder {
     n.has_inplace = facts.has_inplace;
     n.pointwise = facts.pointwise;
     n.is_resize = facts.is_resize;
+    n.indexed_write = facts.indexed_write;
+    n.collective = facts.collective;
     n.reads_memory = facts.reads_memory;
     n.layout_use = facts.layout_use;
     n.self = id_or_none(self);
@@ -100,6 +102,17 @@ class GraphBuilder {
       if (scatter_view) n.scatter.view_on_recorded_base = std::apply(geometry, *scatter_view);
     }
     return add(std::move(n));
+  }
+
+  // What Inductor does with op node `id` (read only under PlanOptions::inductor);
+  // inplace_form: Inductor provides an in-place form ATen lacks
+  // (_unsafe_index_put -> prims._unsafe_index_put_).
+  void compiler_facts(NodeId id, bool realized, bool extern_kernel, bool inplace_form) {
+    at(id);  // bounds
+    Node& n = g_.at(id);
+    n.realized = realized;
+    n.compiler_extern = extern_kernel;
+    n.has_inplace = n.has_inplace || inplace_form;
   }
 
   NodeId getitem(std::string name, NodeId source, int32_t index, const Results& results) {
@@ -143,15 +156,16 @@ class GraphBuilder {
 
   // The planner's input as text, with the plan's decisions as `expect` lines
   // (core/graph_text.h): a case a C++ test can replay.
-  std::string dump(bool reuse_written_back_inputs, bool dead_operand_destinations) {
+  std::string dump(bool reuse_written_back_inputs, bool dead_operand_destinations, bool inductor) {
     return graph_to_text(g_) +
-           expectations_to_text(plan(reuse_written_back_inputs, dead_operand_destinations));
+           expectations_to_text(plan(reuse_written_back_inputs, dead_operand_destinations, inductor));
   }
 
-  Plan plan(bool reuse_written_back_inputs, bool dead_operand_destinations) {
+  Plan plan(bool reuse_written_back_inputs, bool dead_operand_destinations, bool inductor) {
     PlanOptions options;
     options.reuse_written_back_inputs = reuse_written_back_inputs;
     options.dead_operand_destinations = dead_operand_destinations;
+    options.inductor = inductor;
     return plan_reinplace(g_, options);
   }
 
@@ -235,10 +249,14 @@ void bind_graph_builder(py::module_& m) {
       .def("write_back", &GraphBuilder::write_back, py::arg("name"), py::arg("written_input"),
            py::arg("written"), py::arg("value"), py::arg("operands"), py::arg("results"),
            "A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).")
+      .def("compiler_facts", &GraphBuilder::compiler_facts, py::arg("id"), py::arg("realized"),
+           py::arg("extern_kernel"), py::arg("inplace_form"),
+           "What Inductor does with op node id (read under the inductor policy only): its value is in a "
+           "buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it.")
       .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false,
-           py::arg("dead_operand_destinations") = false)
+           py::arg("dead_operand_destinations") = false, py::arg("inductor") = false)
       .def("dump", &GraphBuilder::dump, py::arg("reuse_written_back_inputs") = false,
-           py::arg("dead_operand_destinations") = false,
+           py::arg("dead_operand_destinations") = false, py::arg("inductor") = false,
            "The planner's input as text, with today's decisions as expectations (see test/cpp/cases).");
 }
 

@@ -102,9 +102,23 @@ void bind_op_facts(py::module_& m) {
       .def_readonly("returns_its_input", &tb::OpFacts::returns_its_input)
       .def_readonly("reads_memory", &tb::OpFacts::reads_memory)
       .def_readonly("is_resize", &tb::OpFacts::is_resize)
+      .def_readonly("indexed_write", &tb::OpFacts::indexed_write)
+      .def_readonly("collective", &tb::OpFacts::collective)
       .def_readonly("metadata_write_back", &tb::OpFacts::metadata_write_back);
   m.def("op_facts", &tb::op_facts, py::arg("name"), py::arg("overload"),
         "Facts of an operator overload, e.g. op_facts('aten::add', 'Tensor').");
+  m.def(
+      "inductor_may_write",
+      [](const tb::OpFacts& facts, bool extern_kernel) {
+        core::Node op;
+        op.indexed_write = facts.indexed_write;
+        op.collective = facts.collective;
+        op.compiler_extern = extern_kernel;
+        op.scatter.kind = facts.scatter;
+        return core::inductor_may_write(op);
+      },
+      py::arg("facts"), py::arg("extern_kernel"),
+      "Whether the planner's Inductor policy lets an op with these facts write in place at all.");
 }
 
 void bind_plan(py::module_& m) {

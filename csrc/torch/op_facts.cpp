@@ -143,6 +143,8 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
   facts.pointwise = handle->hasTag(at::Tag::pointwise) || (name == "aten::copy" && overload.empty());
   facts.reads_memory = !reads_only_metadata(name);
   facts.is_resize = name == "aten::resize" && overload.empty();
+  facts.indexed_write = (name == "aten::index_put" || name == "aten::_unsafe_index_put") && overload.empty();
+  facts.collective = name.rfind("_c10d_functional::", 0) == 0;
   facts.metadata_write_back = (name == "aten::resize_" || name == "aten::as_strided_") && overload.empty();
   facts.returns_its_input = name == "_c10d_functional::wait_tensor" && overload.empty();
   facts.aliases_without_annotation =

@@ -40,7 +40,10 @@ struct OpFacts {
   bool returns_its_input = false;
   // Reads only its argument's metadata (sym_size, ...): no use of its memory.
   bool reads_memory = true;
-  bool is_resize = false;  // aten::resize (functional resize_)
+  bool is_resize = false;      // aten::resize (functional resize_)
+  bool indexed_write = false;  // index_put, _unsafe_index_put
+  bool collective = false;     // a _c10d_functional collective with an in-place form
+
   // resize_ / as_strided_: how functionalization gives an input its new shape
   // before writing it back with copy_.
   bool metadata_write_back = false;

@@ -21,6 +21,7 @@ __all__: list[str] = [
     "Symbol",
     "ViewKind",
     "check_rewrite",
+    "inductor_may_write",
     "op_facts",
 ]
 
@@ -235,10 +236,18 @@ class Reason:
 
       LAYOUT_SENSITIVE_USE
 
+      COMPILER_FUSES
+
+      SCATTER_KEPT_FOR_FUSION
+
+      FOREACH_INTO_INTERMEDIATE
+
       SCATTER_UNPROVEN
     """
 
+    COMPILER_FUSES: typing.ClassVar[Reason]
     DONE: typing.ClassVar[Reason]
+    FOREACH_INTO_INTERMEDIATE: typing.ClassVar[Reason]
     INPUT_NOT_WRITTEN_BACK: typing.ClassVar[Reason]
     INPUT_SHARED: typing.ClassVar[Reason]
     LAYOUT_SENSITIVE_USE: typing.ClassVar[Reason]
@@ -248,6 +257,7 @@ class Reason:
     OPERAND_ALIASES_SELF: typing.ClassVar[Reason]
     RESULT_NOT_SINGLE_TENSOR: typing.ClassVar[Reason]
     RESULT_READ_AFTER_WRITE_BACK: typing.ClassVar[Reason]
+    SCATTER_KEPT_FOR_FUSION: typing.ClassVar[Reason]
     SCATTER_UNPROVEN: typing.ClassVar[Reason]
     SELF_IS_INPUT: typing.ClassVar[Reason]
     SELF_OVERLAPS: typing.ClassVar[Reason]
@@ -285,6 +295,8 @@ class OpFacts:
     @property
     def aliases_without_annotation(self) -> bool: ...
     @property
+    def collective(self) -> bool: ...
+    @property
     def commutative(self) -> bool: ...
     @property
     def first_arg_name(self) -> str: ...
@@ -294,6 +306,8 @@ class OpFacts:
     def has_inplace(self) -> bool: ...
     @property
     def has_out(self) -> bool: ...
+    @property
+    def indexed_write(self) -> bool: ...
     @property
     def inplace_overload(self) -> str: ...
     @property
@@ -410,6 +424,16 @@ class GraphBuilder:
         """
         auto_functionalized_v2 (or auto_functionalized, v1); slots: (base node (v1: written argument), index of its new value in results, its position in the node's value, already not cloned).
         """
+    def compiler_facts(
+        self,
+        id: typing.SupportsInt | typing.SupportsIndex,
+        realized: bool,
+        extern_kernel: bool,
+        inplace_form: bool,
+    ) -> None:
+        """
+        What Inductor does with op node id (read under the inductor policy only): its value is in a buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it.
+        """
     def constant(
         self,
         name: str,
@@ -424,7 +448,12 @@ class GraphBuilder:
             ]
         ],
     ) -> int: ...
-    def dump(self, reuse_written_back_inputs: bool = False, dead_operand_destinations: bool = False) -> str:
+    def dump(
+        self,
+        reuse_written_back_inputs: bool = False,
+        dead_operand_destinations: bool = False,
+        inductor: bool = False,
+    ) -> str:
         """
         The planner's input as text, with today's decisions as expectations (see test/cpp/cases).
         """
@@ -536,7 +565,10 @@ class GraphBuilder:
         self, name: str, operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
     ) -> int: ...
     def plan(
-        self, reuse_written_back_inputs: bool = False, dead_operand_destinations: bool = False
+        self,
+        reuse_written_back_inputs: bool = False,
+        dead_operand_destinations: bool = False,
+        inductor: bool = False,
     ) -> Plan: ...
     def write_back(
         self,
@@ -597,6 +629,11 @@ def _fz_wrap(arg0: torch.Tensor) -> torch.Tensor: ...
 def check_rewrite(problem: tuple) -> tuple:
     """
     Simulate a functional graph and its rewrite on tagged memory (see csrc/core/rewrite_checker.h); returns (outcome, node, operand, reason, message), outcome 0 ok, 1 violation, 2 cannot check.
+    """
+
+def inductor_may_write(facts: OpFacts, extern_kernel: bool) -> bool:
+    """
+    Whether the planner's Inductor policy lets an op with these facts write in place at all.
     """
 
 def op_facts(name: str, overload: str) -> OpFacts:

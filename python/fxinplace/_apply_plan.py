@@ -16,6 +16,8 @@ from fxinplace._afv1_apply import apply_afv1
 from fxinplace._afv1_node import AFv1Call, read_v1_call
 from fxinplace._afv2_apply import apply_afv2
 from fxinplace._afv2_node import AFv2Call, read_call
+from fxinplace._afv_inductor import mark_clones_for_inductor
+from fxinplace._inductor_facts import inductor_inplace_form
 from fxinplace._op_info import op_info
 from fxinplace._view_vals import view_val
 
@@ -29,7 +31,12 @@ def apply_plan(
     plan: _C.Plan,
     afv2_calls: dict[int, AFv2Call | AFv1Call],
     destinations: dict[int, list] | None = None,
+    *,
+    for_inductor: bool = False,
 ) -> None:
+    """for_inductor: auto_functionalized(_v2) nodes keep their form and get Inductor's
+    `meta["only_clone_these_tensors"]` (its `decompose_auto_functionalized` reads it);
+    `_unsafe_index_put` becomes Inductor's `prims._unsafe_index_put_`."""
     graph = gm.graph
     changed = plan.changed()
     # Each decision's fields read once: a bound property read costs more than the edit.
@@ -48,6 +55,9 @@ def apply_plan(
     for i, d in zip(changed, decisions, strict=True):
         node = nodes[i]
         call = afv2_calls.get(i)
+        if call is not None and for_inductor:
+            mark_clones_for_inductor(node, call, [s.in_place for s in d.slots])
+            continue
         if isinstance(call, AFv1Call):
             # Read again: rewrites of earlier nodes changed its arguments.
             in_place = dict(zip(call.slot_args, [s.in_place for s in d.slots], strict=True))
@@ -64,7 +74,7 @@ def apply_plan(
             _write_into_another_operand(node, *(destinations or {})[i][d.slot - 1])
             node.meta["val"] = live(replacement[i]).meta.get("val")
         elif action == _INPLACE:
-            node.target = op_info(node.target).inplace
+            node.target = op_info(node.target).inplace or inductor_inplace_form(node.target)
             self_val = live(replacement[i]).meta.get("val")
             if self_val is not None:
                 node.meta["val"] = self_val

@@ -561,7 +561,7 @@ class _Recorder:
         snap_args = map_arg(node.args, self.snap)
         snap_kwargs = map_arg(node.kwargs, self.snap)
         try:
-            value = node.target(*args, **kwargs)
+            value = _run_target(node.target, args, kwargs)
         except Exception as e:  # noqa: BLE001 - reported with the node
             if self.inputs.fake_mode is not None and _beyond_fake(e):
                 raise _CannotCheck(
@@ -1322,3 +1322,22 @@ def _scalar_view(value: Any) -> Any:
 
 def _show(value: Any) -> str:
     return repr(list(value)) if isinstance(value, tuple) else repr(value)
+
+
+def _run_target(target: Any, args: tuple, kwargs: dict) -> Any:
+    """Run a node's target. auto_functionalized(_v2) told what to clone (as Inductor's
+    graphs state it) runs its eager implementation directly: torch 2.13's fake rules for
+    those operators pass the argument themselves and would get it twice on fake inputs."""
+    from torch._higher_order_ops import auto_functionalize as af
+
+    if (
+        target is torch.ops.higher_order.auto_functionalized
+        and kwargs.get("_only_clone_these_tensors") is not None
+    ):
+        return af.auto_functionalized_dense(*args, **kwargs)
+    if (
+        target is torch.ops.higher_order.auto_functionalized_v2
+        and kwargs.get("_only_clone_these_bases") is not None
+    ):
+        return af.auto_functionalized_v2_dense(*args, **kwargs)
+    return target(*args, **kwargs)

@@ -5,6 +5,7 @@ this only says what each node is and which memory each of its tensors occupies."
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +35,17 @@ class GraphReading:
     destinations: dict[int, list[tuple[Node, Any]]]
 
 
-def read_graph(gm: GraphModule, metadata: Metadata, *, with_destinations: bool = False) -> GraphReading:
+def read_graph(
+    gm: GraphModule,
+    metadata: Metadata,
+    *,
+    with_destinations: bool = False,
+    compiler_facts: Callable[[Node], tuple[bool, bool, bool]] | None = None,
+) -> GraphReading:
     """with_destinations: also list, for each elementwise op, the other operands its result
-    could go into (only read by the planner under PlanOptions.dead_operand_destinations)."""
+    could go into (only read by the planner under PlanOptions.dead_operand_destinations).
+    compiler_facts: what the compiler the graph goes to does with each op node (for the
+    planner's Inductor policy; see `_inductor_facts`)."""
     env = metadata.env
     nodes = list(gm.graph.nodes)
     index = {n: i for i, n in enumerate(nodes)}
@@ -56,6 +65,8 @@ def read_graph(gm: GraphModule, metadata: Metadata, *, with_destinations: bool =
             b.output(name, [index[n] for n in node.all_input_nodes])
         else:
             _read_call(b, node, index, values, afv2_calls, i, destinations)
+            if compiler_facts is not None and isinstance(node.target, torch._ops.OpOverload):
+                b.compiler_facts(i, *compiler_facts(node))
     return GraphReading(b, nodes, afv2_calls, destinations or {})
 
 

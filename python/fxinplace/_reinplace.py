@@ -17,22 +17,27 @@ from fxinplace import _check
 from fxinplace._afv1_metadata import metadata_runners as afv1_runners
 from fxinplace._afv1_node import AFv1Call
 from fxinplace._afv2_metadata import metadata_runners
+from fxinplace._afv_inductor import with_clones_in_kwargs
 from fxinplace._apply_plan import apply_plan
 from fxinplace._graph_records import read_graph
 from fxinplace._higher_order import metadata_runners as higher_order_runners
+from fxinplace._inductor_facts import NO_INDUCTOR_CANDIDATES, has_inductor_candidates, inductor_facts
 from fxinplace._metadata import propagate
 from fxinplace._report import ReinplaceReport
 from fxinplace._validate import validate
 
 #: What the pass may rewrite (see `reinplace`).
-POLICIES = ("stock", "compile")
+POLICIES = ("stock", "compile", "inductor")
 
 
 def _plan_options(policy: str) -> dict[str, bool]:
     if policy not in POLICIES:
         raise ValueError(f"fxinplace.reinplace: unknown policy {policy!r}; expected one of {POLICIES}")
-    compile_rules = policy == "compile"
-    return {"reuse_written_back_inputs": compile_rules, "dead_operand_destinations": compile_rules}
+    return {
+        "reuse_written_back_inputs": policy in ("compile", "inductor"),
+        "dead_operand_destinations": policy == "compile",
+        "inductor": policy == "inductor",
+    }
 
 
 def reinplace_report(
@@ -53,7 +58,7 @@ def reinplace_report(
     if functional is not None:
         _check.check_reinplaced(
             functional,
-            gm,
+            with_clones_in_kwargs(gm) if options["inductor"] else gm,
             *sample_args,
             inputs_written_back_may_be_written=options["reuse_written_back_inputs"],
         )
@@ -96,13 +101,23 @@ def _run_pass(
     gm: GraphModule, sample_args: tuple, *, metadata: str, options: dict[str, bool], recompile: bool = True
 ) -> ReinplaceReport:
     validate(gm, sample_args)
+    if options.get("inductor") and not has_inductor_candidates(gm):
+        # Nothing the Inductor policy lets the planner write (model graphs often have
+        # none): no values to find, nothing to plan or change.
+        return ReinplaceReport(gm, metadata_path="none", walks=0, nothing_to_plan=NO_INDUCTOR_CANDIDATES)
     runners = {
         **metadata_runners(gm, sample_args),
         **afv1_runners(gm, sample_args),
         **higher_order_runners(gm),
     }
     found = propagate(gm, sample_args, metadata=metadata, runners=runners)
-    reading = read_graph(gm, found, with_destinations=options.get("dead_operand_destinations", False))
+    for_inductor = options.get("inductor", False)
+    reading = read_graph(
+        gm,
+        found,
+        with_destinations=options.get("dead_operand_destinations", False),
+        compiler_facts=inductor_facts if for_inductor else None,
+    )
     path = found.path
     del found
     plan = reading.builder.plan(**options)
@@ -121,7 +136,7 @@ def _run_pass(
         _names=[n.name for n in nodes],
         _base_names=base_names,
     )
-    apply_plan(gm, nodes, plan, reading.afv2_calls, reading.destinations)
+    apply_plan(gm, nodes, plan, reading.afv2_calls, reading.destinations, for_inductor=for_inductor)
     if recompile:
         gm.recompile()
     return report
@@ -140,5 +155,9 @@ def reinplace(gm: GraphModule, *sample_args: Any, check: bool = False, policy: s
     graph ends by overwriting (`copy_(x, r)`, AOTAutograd's write-back of a mutated
     input) computes `r` in `x`'s own memory and the `copy_` goes, when nothing reads
     `x` in between and no output comes to alias an input.
+    policy="inductor" is for Inductor's post-grad graphs (see `fxinplace.inductor`): only
+    what Inductor lowers as a write and profits from (index_put, scatters worth it,
+    `_foreach_*` and auto_functionalized into written-back inputs, collectives), never
+    an op Inductor fuses.
     """
     return reinplace_report(gm, *sample_args, check=check, policy=policy).graph_module

@@ -36,6 +36,8 @@ class ReinplaceReport:
     _plan: Any = field(default=None, repr=False)
     _names: list[str] = field(default_factory=list, repr=False)
     _base_names: dict[int, list[str | None]] = field(default_factory=dict, repr=False)
+    # Set when the planner was not needed: why no node could be rewritten.
+    nothing_to_plan: str | None = None
 
     @functools.cached_property
     def decisions(self) -> list[Decision]:
@@ -78,6 +80,8 @@ class ReinplaceReport:
         return self._plan.count(_C.Action.SCATTER_TO_COPY) if self._plan is not None else 0
 
     def explain(self, *, include_non_candidates: bool = False) -> str:
+        if self.nothing_to_plan is not None:
+            return self.nothing_to_plan
         lines = []
         for d in self.decisions:
             if d.reason_code in ("not_candidate", "view") and not include_non_candidates:

@@ -235,8 +235,8 @@ def test_reinplace_with_check_raises_when_the_pass_goes_wrong(monkeypatch):
 
     real_apply = module.apply_plan
 
-    def broken_apply(gm, nodes, plan, *rest):
-        real_apply(gm, nodes, plan, *rest)
+    def broken_apply(gm, nodes, plan, *rest, **options):
+        real_apply(gm, nodes, plan, *rest, **options)
         add = _node(gm, aten.add.Tensor)
         add.target = aten.add_.Tensor  # as if the planner forgot mul reads clone
 

@@ -1,0 +1,93 @@
+"""What Inductor does with each op node, read from Inductor's own tables: the facts the
+planner's Inductor policy (`policy="inductor"`) decides on. Only imported for that
+policy: importing Inductor costs about a second."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import torch
+from torch.fx import GraphModule, Node
+
+from fxinplace import _C
+from fxinplace._op_info import op_info
+
+
+def inductor_facts(node: Node) -> tuple[bool, bool, bool]:
+    """(realized, extern_kernel, inplace_form) for `_C.GraphBuilder.compiler_facts`.
+
+    realized: Inductor keeps the value in a buffer of its own anyway (its helper
+    `is_node_realized`: a fallback's result, an input or output, or an operand of an op
+    that needs realized inputs). extern_kernel: Inductor runs the op as a library kernel
+    whose in-place form it accepts (see `_extern_in_place`). inplace_form: Inductor has
+    an in-place form that ATen lacks (`_unsafe_index_put` -> `prims._unsafe_index_put_`).
+    """
+    from torch._inductor.fx_utils import is_node_realized
+
+    return is_node_realized(node), _extern_in_place(node.target), node.target in _inductor_inplace_forms()
+
+
+NO_INDUCTOR_CANDIDATES = (
+    "policy='inductor': no node here is one Inductor lets the pass write (index_put, a scatter, "
+    "a collective, _foreach_*, auto_functionalized, a library kernel with an in-place form): "
+    "Inductor fuses the rest and reuses buffers itself"
+)
+
+
+def has_inductor_candidates(gm: GraphModule) -> bool:
+    """Whether any node could be written in place under the Inductor policy (the planner's
+    own test, `_C.inductor_may_write`, on each op; every `_foreach_*` and auto_functionalized)."""
+    from fxinplace._afv1_node import AFV1
+    from fxinplace._afv2_node import AFV2
+
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        target = node.target
+        if target is AFV1 or target is AFV2:
+            return True
+        if isinstance(target, torch._ops.OpOverload):
+            info = op_info(target)
+            if info.is_foreach or _C.inductor_may_write(info.facts, _extern_in_place(target)):
+                return True
+    return False
+
+
+def inductor_inplace_form(target: object) -> object | None:
+    """The in-place op Inductor provides for `target` where ATen has none."""
+    return _inductor_inplace_forms().get(target)
+
+
+@cache
+def _inductor_inplace_forms() -> dict:
+    from torch._inductor import inductor_prims
+
+    return {torch.ops.aten._unsafe_index_put.default: inductor_prims._unsafe_index_put_}
+
+
+def _extern_in_place(target: object) -> bool:
+    """Inductor runs `target` as a library kernel (a fallback), and its in-place form too:
+    no fusion is lost by writing in place, and the functional form's fresh buffer is saved."""
+    hit = _EXTERN.get(target)
+    if hit is None:
+        hit = _EXTERN[target] = _is_extern_with_extern_inplace(target)
+    return hit
+
+
+_EXTERN: dict[object, bool] = {}
+
+
+def _is_extern_with_extern_inplace(target: object) -> bool:
+    from torch._inductor.decomposition import decompositions
+    from torch._inductor.lowering import fallbacks, lowerings
+
+    if not isinstance(target, torch._ops.OpOverload) or target not in fallbacks:
+        return False
+    # Some ops in `fallbacks` are lowered to generated code all the same (digamma is
+    # pointwise, cumsum a scan): only a lowering that is the fallback handler itself
+    # runs the library kernel.
+    lowering = lowerings.get(target)
+    if lowering is not None and not getattr(lowering, "__qualname__", "").startswith("fallback_handler"):
+        return False
+    inplace = op_info(target).inplace
+    return inplace is not None and inplace not in lowerings and inplace not in decompositions

@@ -1,0 +1,153 @@
+// The planner's Inductor policy (PlanOptions::inductor, planner_inductor.cpp):
+// only the writes Inductor lowers as writes and profits from, each still
+// passing the walk's soundness checks.
+#include <gtest/gtest.h>
+
+#include "planner_test_builder.h"
+#include "reinplace_planner.h"
+
+using namespace fxinplace::core;
+using fxinplace::core::testing::at;
+using fxinplace::core::testing::Builder;
+
+namespace {
+
+PlanOptions inductor() {
+  PlanOptions options;
+  options.reuse_written_back_inputs = true;
+  options.inductor = true;
+  return options;
+}
+
+}  // namespace
+
+// a = mul(x, 2); b = add(a, 1); return b -- the stock policy writes b into a;
+// Inductor fuses mul and add into one kernel with no buffer for a at all.
+TEST(Inductor, PointwiseOpsStayFunctional) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, /*has_inplace=*/false);
+  NodeId c = b.op({a}, {4});
+  b.output({c});
+  EXPECT_EQ(at(b.plan(), c).action, Action::kInplace);
+  Plan p = b.plan(inductor());
+  EXPECT_EQ(at(p, c).action, Action::kKeep);
+  EXPECT_EQ(at(p, c).reason, Reason::kCompilerFuses);
+}
+
+// a = mm(x, w); y = index_put(a, [i], v); return y -> index_put_(a, [i], v)
+TEST(Inductor, IndexedWritesAndCollectivesAreWrittenInPlace) {
+  for (bool collective : {false, true}) {
+    Builder b;
+    NodeId x = b.input({4});
+    NodeId a = b.op({x}, {4}, false, false);
+    NodeId y = b.op({a}, {4}, true, false);
+    (collective ? b.g.at(y).collective : b.g.at(y).indexed_write) = true;
+    b.output({y});
+    EXPECT_EQ(at(b.plan(inductor()), y).action, Action::kInplace);
+  }
+}
+
+// y = index_put(x, [i], v); return y, x -- still refused when x is read later:
+// the policy only narrows what the walk may do.
+TEST(Inductor, IndexedWritesStillPassTheSoundnessChecks) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false, false);
+  NodeId y = b.op({a}, {4}, true, false);
+  b.g.at(y).indexed_write = true;
+  b.output({y, a});
+  EXPECT_EQ(at(b.plan(inductor()), y).reason, Reason::kUsedLater);
+}
+
+// An op Inductor runs as a library kernel (a fallback): writing in place loses no fusion.
+TEST(Inductor, ExternKernelsMayBeWrittenInPlace) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false);
+  NodeId c = b.op({a}, {4});
+  b.g.at(c).compiler_extern = true;
+  b.output({c});
+  EXPECT_EQ(at(b.plan(inductor()), c).action, Action::kInplace);
+}
+
+// a = relu(x); s = select_scatter(a, src, 0, 1); return s: neither a nor s is
+// realized, so Inductor fuses the scatter into one kernel with relu.
+TEST(Inductor, ScattersStayFunctionalUnlessWorthIt) {
+  for (bool realized : {false, true}) {
+    Builder b;
+    NodeId x = b.input({4, 4});
+    NodeId src = b.input({4});
+    NodeId a = b.op({x}, {4, 4}, false);
+    NodeId s = b.select_scatter(a, src, 0, 1);
+    b.g.at(a).realized = realized;
+    b.g.at(s).realized = realized;
+    b.output({s});
+    Plan p = b.plan(inductor());
+    EXPECT_EQ(at(p, s).action, realized ? Action::kScatterToCopy : Action::kKeep);
+    if (!realized) EXPECT_EQ(at(p, s).reason, Reason::kScatterKeptForFusion);
+  }
+}
+
+// s = select_scatter(x, src, 0, 1); copy_(x, s): the epilogue keeps both in
+// memory anyway (the KV-cache write), so the scatter becomes select(x).copy_(src).
+TEST(Inductor, AScatterWrittenBackIntoItsInputIsWorthIt) {
+  Builder b;
+  NodeId x = b.input({4, 4});
+  NodeId src = b.input({4});
+  NodeId s = b.select_scatter(x, src, 0, 1);
+  NodeId back = b.write_back(x, s);
+  b.output({});
+  Plan p = b.plan(inductor());
+  EXPECT_EQ(at(p, s).action, Action::kScatterToCopy);
+  EXPECT_EQ(at(p, back).action, Action::kRemoveCopy);
+}
+
+// ys = _foreach_mul([m, v], 0.9); copy_(m, ys[0]); copy_(v, ys[1]) -> _foreach_mul_;
+// but zs = _foreach_mul([m], 0.9); ws = _foreach_add(zs, 1); copy_(m, ws[0]):
+// the first op's result is not what the epilogue copies, so both stay
+// functional and Inductor fuses the pair.
+TEST(Inductor, ForeachOnlyWhereTheEpilogueCopiesItsResult) {
+  {
+    Builder b;
+    NodeId m = b.input({4});
+    NodeId v = b.input({4});
+    auto [fe, items] = b.foreach_op({m, v});
+    b.write_back(m, items[0]);
+    b.write_back(v, items[1]);
+    b.output({});
+    EXPECT_EQ(at(b.plan(inductor()), fe).action, Action::kInplace);
+  }
+  {
+    Builder b;
+    NodeId m = b.input({4});
+    auto [first, zs] = b.foreach_op({m});
+    auto [second, ws] = b.foreach_op({zs[0]});
+    b.write_back(m, ws[0]);
+    b.output({});
+    Plan p = b.plan(inductor());
+    EXPECT_EQ(at(p, first).reason, Reason::kForeachIntoIntermediate);
+    EXPECT_EQ(at(p, second).reason, Reason::kForeachIntoIntermediate);
+    EXPECT_EQ(at(b.plan(), first).reason, Reason::kSelfIsInput);
+  }
+}
+
+// a = exp(x); af = auto_functionalized(op, a[0], a[1]) (both rows written in place);
+// s0 = select_scatter(a, af[0], 0, 0); s1 = select_scatter(s0, af[1], 0, 1); return s1
+// Both scatters copy a row onto itself: removed (kept functional, s1 would copy all of a).
+TEST(Inductor, AScatterOfAValueAlreadyInPlaceIsRemoved) {
+  Builder b;
+  NodeId x = b.input({4, 4});
+  NodeId a = b.op({x}, {4, 4}, false);
+  NodeId row0 = b.view(a, fxinplace::core::testing::contiguous({4}));
+  NodeId row1 = b.view(a, fxinplace::core::testing::contiguous({4}, 4));
+  auto [af, items] = b.auto_functionalized({row0, row1});
+  NodeId s0 = b.select_scatter(a, items[0], 0, 0);
+  NodeId s1 = b.select_scatter(s0, items[1], 0, 1);
+  b.output({s1});
+  Plan p = b.plan(inductor());
+  EXPECT_EQ(at(p, af).action, Action::kInplace);
+  EXPECT_EQ(at(p, s0).action, Action::kRemoveScatter);
+  EXPECT_EQ(at(p, s1).action, Action::kRemoveScatter);
+  EXPECT_EQ(at(p, s1).replacement, a);
+}
