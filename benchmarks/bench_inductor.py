@@ -52,7 +52,7 @@ def _best(fn: Any, repeat: int) -> float:
 def offline(graphs: list[Any], repeat: int) -> dict[str, Any]:
     """Both passes on copies of each captured graph: seconds (summed over the graphs,
     best of `repeat` each) and rewrites."""
-    from fxinplace.testing.inductor_parity import in_place_writes, run_native_pass, run_stock_pass
+    from fxinplace.testing.inductor_parity import in_place_writes, run_native_pass, run_stock_pass, updater
 
     totals = {"nodes": 0, "stock_s": 0.0, "native_s": 0.0, "stock_writes": 0, "native_writes": 0}
     worst_ratio = float("inf")
@@ -61,11 +61,12 @@ def offline(graphs: list[Any], repeat: int) -> dict[str, Any]:
         timings = {}
         for key, run in (("stock", run_stock_pass), ("native", run_native_pass)):
 
-            def once(run=run, key=key) -> float:
+            def once(run=run, key=key, g=g, timings=timings) -> float:
                 gm = g.copy()
                 before, epilogue_before = in_place_writes(gm.graph)
+                fake_tensor_updater = updater(gm)  # post_grad makes it before the passes
                 start = time.perf_counter()
-                run(g, gm)
+                run(g, gm, fake_tensor_updater)
                 seconds = time.perf_counter() - start
                 after, epilogue_after = in_place_writes(gm.graph)
                 timings[key + "_writes"] = after - before + epilogue_before - epilogue_after
@@ -80,8 +81,9 @@ def offline(graphs: list[Any], repeat: int) -> dict[str, Any]:
     return totals
 
 
-def one_compile(name: str, hook: bool) -> dict[str, Any]:
-    """In this (fresh) process: compile and run `name` once with a fresh cache."""
+def one_compile(name: str, hook: bool, repeat: int) -> dict[str, Any]:
+    """In this (fresh) process: compile and run `name` once with a fresh cache. Without
+    the hook, also both passes offline on copies of the graphs that reached the slot."""
     import torch
 
     from fxinplace.testing.compile_programs import program
@@ -90,14 +92,18 @@ def one_compile(name: str, hook: bool) -> dict[str, Any]:
     warm = torch.compile(lambda x: x.sin() + 1)  # imports and first-compile costs, not measured
     warm(torch.randn(4))
     setup = program(name).setup()
+    captured: list[Any] | None = None if hook else []
     start = time.perf_counter()
-    run = compile_and_run(setup.target, lambda fn: setup.step(fn), hook=hook)
-    return {"compile_s": time.perf_counter() - start, "slot_s": run.pass_seconds, "kernels": run.kernels}
+    run = compile_and_run(setup.target, lambda fn: setup.step(fn), hook=hook, capture=captured)
+    measured = {"compile_s": time.perf_counter() - start, "slot_s": run.pass_seconds, "kernels": run.kernels}
+    if captured is not None:
+        measured["offline"] = offline(captured, repeat)
+    return measured
 
 
-def in_fresh_process(name: str, hook: bool) -> dict[str, Any]:
+def in_fresh_process(name: str, hook: bool, repeat: int) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, __file__, "--one", name, "--hook", str(int(hook))],
+        [sys.executable, __file__, "--one", name, "--hook", str(int(hook)), "--repeat", str(repeat)],
         capture_output=True,
         text=True,
         check=True,
@@ -106,13 +112,12 @@ def in_fresh_process(name: str, hook: bool) -> dict[str, Any]:
 
 
 def model_rows(names: list[str], repeat: int) -> list[dict[str, Any]]:
-    from fxinplace.testing.inductor_parity import capture_program
-
     rows = []
     for name in names:
-        row = {"program": name, **offline(capture_program(name), repeat)}
+        row: dict[str, Any] = {"program": name}
         for hook in (False, True):
-            measured = in_fresh_process(name, hook)
+            measured = in_fresh_process(name, hook, repeat)
+            row.update(measured.pop("offline", {}))
             for k, v in measured.items():
                 row[("native_" if hook else "stock_") + k] = v
         rows.append(row)
@@ -121,16 +126,20 @@ def model_rows(names: list[str], repeat: int) -> list[dict[str, Any]]:
 
 
 def big_rows(chain: int, scatter: int, layers: int, repeat: int) -> list[dict[str, Any]]:
-    from torch._guards import detect_fake_mode
-
     from fxinplace.testing import graphs
     from fxinplace.testing.inductor_parity import SlotGraph, capture_slot_graphs
 
     def slot_graph(built: Any) -> SlotGraph:
-        factory, _args = built
+        """Values of one fake mode, as a compile's graphs have (make_fx's real-mode trace
+        records each node's value in a mode of its own)."""
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+
+        factory, args = built
         gm = factory()
-        vals = [n.meta.get("val") for n in gm.graph.find_nodes(op="placeholder")]
-        return SlotGraph(gm, detect_fake_mode(vals))
+        mode = FakeTensorMode()
+        FakeTensorProp(gm, mode).propagate(*[mode.from_tensor(a) for a in args])
+        return SlotGraph(gm, mode)
 
     rows = []
     for label, build in (
@@ -214,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hook", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(one_compile(args.one, bool(args.hook))))
+        print(json.dumps(one_compile(args.one, bool(args.hook), args.repeat)))
         return 0
     models = model_rows(args.programs, args.repeat)
     big = [] if args.no_big else big_rows(args.chain, args.scatter, args.layers, args.repeat)

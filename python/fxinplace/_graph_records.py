@@ -63,10 +63,11 @@ def read_graph(
             b.constant(name, values.of(node))
         elif node.op == "output":
             b.output(name, [index[n] for n in node.all_input_nodes])
+            continue
         else:
             _read_call(b, node, index, values, afv2_calls, i, destinations)
-            if compiler_facts is not None and isinstance(node.target, torch._ops.OpOverload):
-                b.compiler_facts(i, *compiler_facts(node))
+        if compiler_facts is not None:
+            b.compiler_facts(i, *compiler_facts(node))
     return GraphReading(b, nodes, afv2_calls, destinations or {})
 
 

@@ -18,13 +18,24 @@ def inductor_facts(node: Node) -> tuple[bool, bool, bool]:
 
     realized: Inductor keeps the value in a buffer of its own anyway (its helper
     `is_node_realized`: a fallback's result, an input or output, or an operand of an op
-    that needs realized inputs). extern_kernel: Inductor runs the op as a library kernel
-    whose in-place form it accepts (see `_extern_in_place`). inplace_form: Inductor has
-    an in-place form that ATen lacks (`_unsafe_index_put` -> `prims._unsafe_index_put_`).
+    that needs realized inputs); the planner asks it of scatters and their bases only, so
+    it is found for those only (False elsewhere). extern_kernel: Inductor runs the op as a
+    library kernel whose in-place form it accepts (see `_extern_in_place`). inplace_form:
+    Inductor has an in-place form that ATen lacks (`_unsafe_index_put` ->
+    `prims._unsafe_index_put_`).
     """
     from torch._inductor.fx_utils import is_node_realized
 
-    return is_node_realized(node), _extern_in_place(node.target), node.target in _inductor_inplace_forms()
+    target = node.target
+    is_op = isinstance(target, torch._ops.OpOverload)
+    asked = (is_op and op_info(target).is_scatter) or any(
+        isinstance(u.target, torch._ops.OpOverload) and op_info(u.target).is_scatter and u.args[0] is node
+        for u in node.users
+    )
+    realized = asked and is_node_realized(node)
+    if not is_op:
+        return realized, False, False
+    return realized, _extern_in_place(target), target in _inductor_inplace_forms()
 
 
 NO_INDUCTOR_CANDIDATES = (

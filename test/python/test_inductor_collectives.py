@@ -43,7 +43,7 @@ def _worker(rank: int, port: int, errors) -> None:
             arg = x.clone()
             run = compile_and_run(fn, lambda c, arg=arg: c(arg), hook=True, shadow_stock=True)
             for w, g in zip(
-                torch.utils._pytree.tree_leaves(want), torch.utils._pytree.tree_leaves(run.steps)
+                torch.utils._pytree.tree_leaves(want), torch.utils._pytree.tree_leaves(run.steps), strict=True
             ):
                 assert torch.equal(w, g), f"{fn.__name__} on rank {rank}: {w} != {g}"
             assert torch.equal(arg, x), f"{fn.__name__} on rank {rank}: the input was written"

@@ -124,9 +124,13 @@ def _code(gm: torch.fx.GraphModule) -> str:
 
 
 def _measuring(
-    slot_pass: Callable[..., None], records: list[SlotRecord], shadow_stock: bool
+    slot_pass: Callable[..., None], records: list[SlotRecord], shadow_stock: bool, capture: list | None
 ) -> Callable[..., None]:
     def measured(fake_tensor_updater: Any, graph: Graph) -> None:
+        if capture is not None:
+            from torch._inductor.virtualized import V
+
+            capture.append(SlotGraph(_copy_module(graph.owning_module), V.fake_mode))
         record = SlotRecord(len(graph.nodes), 0, 0.0)
         if shadow_stock:
             from torch._inductor.fx_passes.reinplace import reinplace_inplaceable_ops
@@ -145,11 +149,13 @@ def _measuring(
 
 
 @contextlib.contextmanager
-def _slot_measured(records: list[SlotRecord], shadow_stock: bool = False) -> Iterator[None]:
+def _slot_measured(
+    records: list[SlotRecord], shadow_stock: bool = False, capture: list | None = None
+) -> Iterator[None]:
     from torch._inductor.fx_passes import post_grad
 
     current = post_grad.reinplace_inplaceable_ops
-    post_grad.reinplace_inplaceable_ops = _measuring(current, records, shadow_stock)
+    post_grad.reinplace_inplaceable_ops = _measuring(current, records, shadow_stock, capture)
     try:
         yield
     finally:
@@ -165,12 +171,14 @@ def compile_and_run(
     shadow_stock: bool = False,
     fresh: bool = True,
     check: bool = False,
+    capture: list | None = None,
 ) -> InductorRun:
     """`run(compiled)` with `torch.compile(target, dynamic=dynamic)`, stock Inductor or
     with fxinplace's pass in the slot. fresh: in a fresh cache, so that every graph is
     compiled (otherwise the caller's cache must not hold these graphs: a hit skips the
     slot). shadow_stock: also run Inductor's own pass on a copy of each graph at the slot.
-    check: the hook proves every rewrite with `fxinplace.check_reinplaced`."""
+    check: the hook proves every rewrite with `fxinplace.check_reinplaced`. capture: a
+    list that gets a `SlotGraph` copy of each graph as it reaches the slot."""
     from torch._inductor import metrics
     from torch._inductor.utils import fresh_cache
 
@@ -181,7 +189,7 @@ def compile_and_run(
     metrics.reset()
     installed = fxinplace.inductor.installed(check=check) if hook else contextlib.nullcontext()
     cache = fresh_cache() if fresh else contextlib.nullcontext()
-    with cache, installed, _slot_measured(records, shadow_stock):
+    with cache, installed, _slot_measured(records, shadow_stock, capture):
         steps = run(torch.compile(target, dynamic=dynamic))
     kernels = metrics.generated_kernel_count
     torch._dynamo.reset()
@@ -257,22 +265,27 @@ def capture_program(name: str) -> list[SlotGraph]:
     return capture_slot_graphs(setup.target, lambda fn: setup.step(fn))
 
 
-def run_stock_pass(graph: SlotGraph, gm: torch.fx.GraphModule) -> None:
+def updater(gm: torch.fx.GraphModule) -> Any:
+    """The FakeTensorUpdater post_grad hands the slot (made before the passes run)."""
+    from torch._inductor.fx_utils import FakeTensorUpdater
+
+    return FakeTensorUpdater(gm)
+
+
+def run_stock_pass(graph: SlotGraph, gm: torch.fx.GraphModule, fake_tensor_updater: Any = None) -> None:
     """Inductor's own pass on `gm` (a copy of `graph`'s), as post_grad runs it."""
     from torch._inductor.fx_passes.reinplace import reinplace_inplaceable_ops
-    from torch._inductor.fx_utils import FakeTensorUpdater
     from torch._inductor.virtualized import V
 
     with V.set_fake_mode(graph.fake_mode):
-        reinplace_inplaceable_ops(FakeTensorUpdater(gm), gm.graph)
+        reinplace_inplaceable_ops(fake_tensor_updater or updater(gm), gm.graph)
 
 
-def run_native_pass(graph: SlotGraph, gm: torch.fx.GraphModule) -> None:
+def run_native_pass(graph: SlotGraph, gm: torch.fx.GraphModule, fake_tensor_updater: Any = None) -> None:
     """fxinplace's pass in the slot, on `gm` (a copy of `graph`'s)."""
-    from torch._inductor.fx_utils import FakeTensorUpdater
     from torch._inductor.virtualized import V
 
     from fxinplace.inductor import reinplace_for_inductor
 
     with V.set_fake_mode(graph.fake_mode):
-        reinplace_for_inductor(FakeTensorUpdater(gm), gm.graph)
+        reinplace_for_inductor(fake_tensor_updater or updater(gm), gm.graph)
