@@ -104,14 +104,15 @@ class GraphBuilder {
     return add(std::move(n));
   }
 
-  // What Inductor does with op node `id` (read only under PlanOptions::inductor);
+  // What Inductor does with node `id` (read only under PlanOptions::inductor);
   // inplace_form: Inductor provides an in-place form ATen lacks
-  // (_unsafe_index_put -> prims._unsafe_index_put_).
+  // (_unsafe_index_put -> prims._unsafe_index_put_). Facts accumulate: a node
+  // may be described more than once (a scatter's base, by the scatter).
   void compiler_facts(NodeId id, bool realized, bool extern_kernel, bool inplace_form) {
     at(id);  // bounds
     Node& n = g_.at(id);
-    n.realized = realized;
-    n.compiler_extern = extern_kernel;
+    n.realized = n.realized || realized;
+    n.compiler_extern = n.compiler_extern || extern_kernel;
     n.has_inplace = n.has_inplace || inplace_form;
   }
 
@@ -251,7 +252,7 @@ void bind_graph_builder(py::module_& m) {
            "A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).")
       .def("compiler_facts", &GraphBuilder::compiler_facts, py::arg("id"), py::arg("realized"),
            py::arg("extern_kernel"), py::arg("inplace_form"),
-           "What Inductor does with op node id (read under the inductor policy only): its value is in a "
+           "What Inductor does with node id (read under the inductor policy only; facts accumulate): its value is in a "
            "buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it.")
       .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false,
            py::arg("dead_operand_destinations") = false, py::arg("inductor") = false)

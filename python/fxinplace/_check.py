@@ -1263,12 +1263,18 @@ def _same_kind(a: Any, b: Any) -> bool:
 
 
 def _inplace_of(functional_target: Any, target: Any) -> bool:
-    """Whether `target` is an in-place overload of `functional_target` (aten::foo_ of aten::foo)."""
+    """Whether `target` is an in-place overload of `functional_target` (aten::foo_ of aten::foo,
+    or the in-place form Inductor provides where ATen has none)."""
     if not isinstance(functional_target, torch._ops.OpOverload) or not isinstance(
         target, torch._ops.OpOverload
     ):
         return False
-    return target._schema.name == functional_target._schema.name + "_"
+    if target._schema.name == functional_target._schema.name + "_":
+        return True
+    from fxinplace._inductor_facts import inductor_inplace_form
+
+    # Inductor's forms are prims (importing Inductor to look is not free).
+    return target.namespace == "prims" and inductor_inplace_form(functional_target) is target
 
 
 def _out_form_of(functional_target: Any, target: Any) -> bool:

@@ -40,7 +40,7 @@ def read_graph(
     metadata: Metadata,
     *,
     with_destinations: bool = False,
-    compiler_facts: Callable[[Node], tuple[bool, bool, bool]] | None = None,
+    compiler_facts: Callable[[Node], list[tuple[Node, bool, bool, bool]]] | None = None,
 ) -> GraphReading:
     """with_destinations: also list, for each elementwise op, the other operands its result
     could go into (only read by the planner under PlanOptions.dead_operand_destinations).
@@ -67,7 +67,8 @@ def read_graph(
         else:
             _read_call(b, node, index, values, afv2_calls, i, destinations)
         if compiler_facts is not None:
-            b.compiler_facts(i, *compiler_facts(node))
+            for about, *facts in compiler_facts(node):
+                b.compiler_facts(index[about], *facts)
     return GraphReading(b, nodes, afv2_calls, destinations or {})
 
 

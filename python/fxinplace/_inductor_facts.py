@@ -13,29 +13,31 @@ from fxinplace import _C
 from fxinplace._op_info import op_info
 
 
-def inductor_facts(node: Node) -> tuple[bool, bool, bool]:
-    """(realized, extern_kernel, inplace_form) for `_C.GraphBuilder.compiler_facts`.
+def inductor_facts(node: Node) -> list[tuple[Node, bool, bool, bool]]:
+    """What Inductor does with `node`, for `_C.GraphBuilder.compiler_facts`: a list of
+    (node, realized, extern_kernel, inplace_form), empty when there is nothing to say.
 
     realized: Inductor keeps the value in a buffer of its own anyway (its helper
     `is_node_realized`: a fallback's result, an input or output, or an operand of an op
-    that needs realized inputs); the planner asks it of scatters and their bases only, so
-    it is found for those only (False elsewhere). extern_kernel: Inductor runs the op as a
-    library kernel whose in-place form it accepts (see `_extern_in_place`). inplace_form:
-    Inductor has an in-place form that ATen lacks (`_unsafe_index_put` ->
-    `prims._unsafe_index_put_`).
+    that needs realized inputs). The planner asks it of scatters and their bases only, so
+    only those are looked up (a scatter's entry covers its base too). extern_kernel:
+    Inductor runs the op as a library kernel whose in-place form it accepts (see
+    `_extern_in_place`). inplace_form: Inductor has an in-place form that ATen lacks
+    (`_unsafe_index_put` -> `prims._unsafe_index_put_`).
     """
-    from torch._inductor.fx_utils import is_node_realized
-
     target = node.target
-    is_op = isinstance(target, torch._ops.OpOverload)
-    asked = (is_op and op_info(target).is_scatter) or any(
-        isinstance(u.target, torch._ops.OpOverload) and op_info(u.target).is_scatter and u.args[0] is node
-        for u in node.users
-    )
-    realized = asked and is_node_realized(node)
-    if not is_op:
-        return realized, False, False
-    return realized, _extern_in_place(target), target in _inductor_inplace_forms()
+    if not isinstance(target, torch._ops.OpOverload):
+        return []
+    extern, form, is_scatter, _ = _op_facts(target)
+    if is_scatter:
+        from torch._inductor.fx_utils import is_node_realized
+
+        facts = [(node, is_node_realized(node), extern, form)]
+        base = node.args[0] if node.args else None
+        if isinstance(base, Node):
+            facts.append((base, is_node_realized(base), False, False))
+        return facts
+    return [(node, False, extern, form)] if extern or form else []
 
 
 NO_INDUCTOR_CANDIDATES = (
@@ -57,11 +59,27 @@ def has_inductor_candidates(gm: GraphModule) -> bool:
         target = node.target
         if target is AFV1 or target is AFV2:
             return True
-        if isinstance(target, torch._ops.OpOverload):
-            info = op_info(target)
-            if info.is_foreach or _C.inductor_may_write(info.facts, _extern_in_place(target)):
-                return True
+        if isinstance(target, torch._ops.OpOverload) and _op_facts(target)[3]:
+            return True
     return False
+
+
+# Keyed by id() (OpOverload hashes in Python); the value holds the target, so its id
+# is not reused while cached.
+_OP_FACTS: dict[int, tuple[object, tuple[bool, bool, bool, bool]]] = {}
+
+
+def _op_facts(target: torch._ops.OpOverload) -> tuple[bool, bool, bool, bool]:
+    """(extern_kernel, inplace_form, is_scatter, may_write) of an operator, once per
+    operator; may_write: the planner's Inductor policy lets it write in place at all."""
+    hit = _OP_FACTS.get(id(target))
+    if hit is None:
+        info = op_info(target)
+        extern = _extern_in_place(target)
+        may_write = info.is_foreach or _C.inductor_may_write(info.facts, extern)
+        facts = (extern, target in _inductor_inplace_forms(), info.is_scatter, may_write)
+        hit = _OP_FACTS[id(target)] = (target, facts)
+    return hit[1]
 
 
 def inductor_inplace_form(target: object) -> object | None:

@@ -316,3 +316,55 @@ def test_dynamic_shapes() -> None:
 
     run = _check_against_eager(f, make, dynamic=True, calls=2)
     assert run.writes >= sum(r.stock_writes for r in run.slots) > 0
+
+
+def test_unsafe_index_put_becomes_inductors_in_place_prim() -> None:
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    import fxinplace
+
+    def f(x, idx, v):
+        a = x * 2
+        b = aten._unsafe_index_put(a, [idx], v)
+        return b + 1
+
+    args = (torch.randn(4, 3), torch.tensor([0, 2]), torch.randn(2, 3))
+    gm = make_fx(f)(*args)
+    fxinplace.reinplace(gm, *args, policy="inductor", check=True)
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert torch.ops.prims._unsafe_index_put_.default in targets
+    assert aten.add_.Tensor not in targets and aten.mul_.Tensor not in targets
+    assert torch.equal(gm(*args), f(*args))
+
+
+def test_rewritten_and_inserted_nodes_carry_fake_values() -> None:
+    """Lowering reads `meta['val']`: every node the pass rewrites or inserts (here
+    `index_put_`, and the `as_strided` view + `copy_` of a scatter) has one, of the shape
+    the node produces."""
+    seen = []
+    original = fi.reinplace_for_inductor
+
+    def spy(updater, graph):
+        original(updater, graph)
+        seen.append([(n.name, n.target, n.meta.get("val")) for n in graph.nodes if n.op == "call_function"])
+
+    def f(x, idx, v, src):
+        a = x.exp()
+        b = torch.index_put(a, (idx,), v)
+        b.as_strided((2, 2), (4, 1), 1).copy_(src)
+        return b + 1
+
+    def make(k):
+        return [torch.randn(4, 4), torch.tensor([0, 3]), torch.randn(2, 4), torch.randn(2, 2)]
+
+    fi.reinplace_for_inductor = spy
+    try:
+        _check_against_eager(f, make)
+    finally:
+        fi.reinplace_for_inductor = original
+    (nodes,) = seen
+    targets = {t for _, t, _ in nodes}
+    assert aten.index_put_.default in targets and aten.copy_.default in targets
+    for name, target, val in nodes:
+        if target in (aten.index_put_.default, aten.copy_.default, aten.as_strided.default):
+            assert isinstance(val, torch.Tensor), f"{name} ({target}) has no meta['val']"
