@@ -94,7 +94,17 @@ def run_backend(p: CompileProgram, backend: str, repeat: int) -> dict[str, Any]:
     want = [reference.step(reference.target) for _ in range(3)]
     s = p.setup()
     clock = _CompileClock()
-    with clock.installed():
+    # Inductor draws dropout's random numbers from ATen's generator, as eager does.
+    random: Any = contextlib.nullcontext()
+    if backend == "inductor":
+        from torch._inductor import config as inductor_config
+
+        random = inductor_config.patch(fallback_random=True)
+        torch._inductor.config.patch(fallback_random=True)
+        if backend == "inductor"
+        else contextlib.nullcontext()
+    )
+    with clock.installed(), random:
         compiled_by = aot_nop() if backend == "aot_nop" else backend
         fn = s.target if backend == "eager" else torch.compile(s.target, backend=compiled_by)
         t = time.perf_counter()

@@ -338,10 +338,49 @@ def _propagate_symbolic(
                     if info.passes_its_input_through:
                         env[node] = _map(node.args[0], env)
                     elif not info.result_is_fresh:
-                        env[node] = _run(node, env, runners)
+                        recorded = _recorded_alias(node, env)
+                        env[node] = recorded if recorded is not None else _run(node, env, runners)
                     else:
                         env[node] = Fresh(node.meta["val"], symbolic=True)
     return env
+
+
+def _recorded_alias(node: Node, env: dict[Node, Any]) -> Any:
+    """A symbolic trace's view as the trace recorded it, without replaying the view op
+    (FakeTensor dispatch with symbolic sizes costs milliseconds a view): only where the
+    base's value here is its recorded value, or one in the same storage with the same
+    layout, and the recorded view (each piece of a multi-output view) lives in that
+    storage, so that the recording is that very view of it; else None (replayed)."""
+    val = node.meta.get("val")
+    base = node.args[0] if node.args else None
+    if not isinstance(base, Node):
+        return None
+    base_val = base.meta.get("val")
+    here = env.get(base)
+    if type(here) is Fresh:
+        here = here.materialize()
+    if not isinstance(here, torch.Tensor) or not isinstance(base_val, torch.Tensor):
+        return None
+    storage = here.untyped_storage()._cdata
+    if here is not base_val and (
+        storage != base_val.untyped_storage()._cdata or _layout(here) != _layout(base_val)
+    ):
+        return None
+    pieces = val if isinstance(val, (list, tuple)) else [val]
+    if not pieces or not all(
+        isinstance(p, torch.Tensor) and p.untyped_storage()._cdata == storage for p in pieces
+    ):
+        return None
+    return val
+
+
+def _layout(t: torch.Tensor) -> tuple:
+    """Sizes, strides and offset as expressions (comparing SymInts would add guards)."""
+
+    def expr(v: Any) -> Any:
+        return v if type(v) is int else v.node.expr
+
+    return (tuple(map(expr, t.shape)), tuple(map(expr, t.stride())), expr(t.storage_offset()))
 
 
 def propagate(

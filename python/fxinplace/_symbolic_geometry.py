@@ -19,6 +19,9 @@ class Symbols:
 
     def __init__(self) -> None:
         self.ids: dict[Any, Any] = {}
+        # Layouts seen already (by their expressions) -> their proven dense order:
+        # proving costs symbolic arithmetic, and a graph repeats few layouts.
+        self.dense_orders: dict[tuple, list[int] | None] = {}
 
     def extents(self, values: Any) -> list:
         return [v if type(v) is int else self.extent(v) for v in values]
@@ -39,12 +42,15 @@ class Symbols:
         """(sizes, strides, offset, proven_dense_order) of `t`, laid at `offset`."""
         if type(offset) is int and _static(t):
             return (list(t.shape), list(t.stride()), offset, None)
-        return (
-            self.extents(t.shape),
-            self.extents(t.stride()),
-            self.extent(offset),
-            _proven_dense_order(t.shape, t.stride()),
-        )
+        sizes, strides = t.shape, t.stride()
+        key = (tuple(map(_expr, sizes)), tuple(map(_expr, strides)))
+        if key not in self.dense_orders:
+            self.dense_orders[key] = _proven_dense_order(sizes, strides)
+        return (self.extents(sizes), self.extents(strides), self.extent(offset), self.dense_orders[key])
+
+
+def _expr(v: Any) -> Any:
+    return v if type(v) is int else v.node.expr
 
 
 def _proven_dense_order(sizes: Any, strides: Any) -> list[int] | None:
