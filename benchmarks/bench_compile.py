@@ -100,10 +100,6 @@ def run_backend(p: CompileProgram, backend: str, repeat: int) -> dict[str, Any]:
         from torch._inductor import config as inductor_config
 
         random = inductor_config.patch(fallback_random=True)
-        torch._inductor.config.patch(fallback_random=True)
-        if backend == "inductor"
-        else contextlib.nullcontext()
-    )
     with clock.installed(), random:
         compiled_by = aot_nop() if backend == "aot_nop" else backend
         fn = s.target if backend == "eager" else torch.compile(s.target, backend=compiled_by)
