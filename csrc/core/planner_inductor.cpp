@@ -98,8 +98,10 @@ bool Walk::scatter_worth_writing(NodeId i) const {
 // place, each op of the chain would be a kernel of its own. So, as Inductor's
 // own pass: only an op whose result the epilogue copies straight back into
 // the list element it came from (the optimizer's last update of its state).
-std::optional<Decision> Walk::inductor_refuses_foreach_slot(const WriteSlot& slot, NodeId holder) const {
-  if (!options_.inductor) return std::nullopt;
+// A list collective (all_reduce_coalesced) is no fusible math: any slot.
+std::optional<Decision> Walk::inductor_refuses_foreach_slot(NodeId i, const WriteSlot& slot,
+                                                            NodeId holder) const {
+  if (!options_.inductor || g_.at(i).collective) return std::nullopt;
   if (holder != kNoNode && written_back_as_[static_cast<size_t>(holder)] == slot.target) return std::nullopt;
   return refuse(Reason::kForeachIntoIntermediate);
 }

@@ -191,7 +191,7 @@ void Walk::decide_slots(NodeId i, bool all_or_none) {
     }
     NodeId holder = holder_of(i, slot);
     if (node.kind == NodeKind::kForeach) {
-      if (auto refused = inductor_refuses_foreach_slot(slot, holder)) {
+      if (auto refused = inductor_refuses_foreach_slot(i, slot, holder)) {
         refuse_slot(*refused);
         continue;
       }

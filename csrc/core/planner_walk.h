@@ -70,7 +70,7 @@ class Walk {
   // ---- planner_inductor.cpp
   void summarise_for_inductor();
   std::optional<Decision> inductor_refuses_op(NodeId i) const;
-  std::optional<Decision> inductor_refuses_foreach_slot(const WriteSlot& slot, NodeId holder) const;
+  std::optional<Decision> inductor_refuses_foreach_slot(NodeId i, const WriteSlot& slot, NodeId holder) const;
   bool scatter_worth_writing(NodeId i) const;
   bool scatter_is_in_place_already(NodeId i);
 

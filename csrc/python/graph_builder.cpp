@@ -136,13 +136,15 @@ class GraphBuilder {
   }
 
   NodeId foreach (std::string name, std::vector<NodeId> operands, const Results& results,
-                  const std::vector<NodeId>& self_list) {
+                  const std::vector<NodeId>& self_list, bool collective) {
     SlotRecords slots;
     for (size_t k = 0; k < self_list.size(); ++k) {
       auto item = static_cast<int32_t>(k);
       slots.emplace_back(self_list[k], item, item, false);
     }
-    return slotted(NodeKind::kForeach, name, std::move(operands), results, slots);
+    NodeId id = slotted(NodeKind::kForeach, name, std::move(operands), results, slots);
+    g_.at(id).collective = collective;
+    return id;
   }
 
   NodeId write_back(std::string name, NodeId written_input, NodeId written, std::optional<NodeId> value,
@@ -244,15 +246,17 @@ void bind_graph_builder(py::module_& m) {
            "auto_functionalized_v2 (or auto_functionalized, v1); slots: (base node (v1: written argument), "
            "index of its new value in results, its position in the node's value, already not cloned).")
       .def("foreach", &GraphBuilder::foreach, py::arg("name"), py::arg("operands"), py::arg("results"),
-           py::arg("self_list"),
+           py::arg("self_list"), py::arg("collective") = false,
            "A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order "
-           "(result k may be written into self_list[k]; all or none).")
+           "(result k may be written into self_list[k]; all or none); collective: a list collective "
+           "(all_reduce_coalesced) rather than a _foreach_* op.")
       .def("write_back", &GraphBuilder::write_back, py::arg("name"), py::arg("written_input"),
            py::arg("written"), py::arg("value"), py::arg("operands"), py::arg("results"),
            "A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).")
       .def("compiler_facts", &GraphBuilder::compiler_facts, py::arg("id"), py::arg("realized"),
            py::arg("extern_kernel"), py::arg("inplace_form"),
-           "What Inductor does with node id (read under the inductor policy only; facts accumulate): its value is in a "
+           "What Inductor does with node id (read under the inductor policy only; facts accumulate): its "
+           "value is in a "
            "buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it.")
       .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false,
            py::arg("dead_operand_destinations") = false, py::arg("inductor") = false)

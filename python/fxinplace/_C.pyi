@@ -432,7 +432,7 @@ class GraphBuilder:
         inplace_form: bool,
     ) -> None:
         """
-        What Inductor does with op node id (read under the inductor policy only): its value is in a buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it.
+        What Inductor does with node id (read under the inductor policy only; facts accumulate): its value is in a buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it.
         """
     def constant(
         self,
@@ -472,9 +472,10 @@ class GraphBuilder:
             ]
         ],
         self_list: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        collective: bool = False,
     ) -> int:
         """
-        A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order (result k may be written into self_list[k]; all or none).
+        A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order (result k may be written into self_list[k]; all or none); collective: a list collective (all_reduce_coalesced) rather than a _foreach_* op.
         """
     def getitem(
         self,

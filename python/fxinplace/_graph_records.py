@@ -178,7 +178,9 @@ def _read_op(
     ):
         # Every occurrence, so that a list element passed twice is seen twice.
         every_operand = [index[n] for n in _all_nodes(node.args, []) + _all_nodes(node.kwargs, [])]
-        b.foreach(node.name, every_operand, values.of(node), [index[n] for n in self_node])
+        b.foreach(
+            node.name, every_operand, values.of(node), [index[n] for n in self_node], info.facts.collective
+        )
         return
     self_index = index[self_node] if isinstance(self_node, Node) else None
     if self_index is not None and info.self_is_tensor:

@@ -151,3 +151,18 @@ TEST(Inductor, AScatterOfAValueAlreadyInPlaceIsRemoved) {
   EXPECT_EQ(at(p, s1).action, Action::kRemoveScatter);
   EXPECT_EQ(at(p, s1).replacement, a);
 }
+
+// rs = all_reduce_coalesced([a, b]) of intermediates: a list collective is no
+// fusible math, so its elements are written in place like all_reduce's.
+TEST(Inductor, ListCollectivesAreWrittenInPlaceWithoutAnEpilogue) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false);
+  NodeId c = b.op({x}, {4}, false);
+  auto [coalesced, items] = b.foreach_op({a, c});
+  b.g.at(coalesced).collective = true;
+  b.output({items[0], items[1]});
+  EXPECT_EQ(at(b.plan(inductor()), coalesced).action, Action::kInplace);
+  b.g.at(coalesced).collective = false;  // the same as a _foreach_* op: fused instead
+  EXPECT_EQ(at(b.plan(inductor()), coalesced).reason, Reason::kForeachIntoIntermediate);
+}

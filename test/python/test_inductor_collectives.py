@@ -1,6 +1,7 @@
 """fxinplace.inductor with functional collectives: `torch.distributed` over gloo, two
 processes on loopback. An `all_reduce` of an intermediate becomes `all_reduce_` into its
-buffer (as Inductor's pass does); an `all_reduce` of a graph input is never written into
+buffer (as Inductor's pass does), `all_reduce_coalesced` of intermediates
+`all_reduce_coalesced_`; an `all_reduce` of a graph input is never written into
 the caller's tensor; a `wait_tensor` result read twice reads the reduced values both times."""
 
 from __future__ import annotations
@@ -31,13 +32,22 @@ def of_input(x):
     return r * 2, x + 1  # x itself is read after the collective
 
 
+def coalesced_of_intermediates(x):
+    import torch.distributed._functional_collectives as funcol
+
+    a, b = x * 2, x + 1
+    ra, rb = funcol.all_reduce_coalesced([a, b], "sum", dist.group.WORLD)
+    return ra - rb
+
+
 def _worker(rank: int, port: int, errors) -> None:
     try:
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
         dist.init_process_group("gloo", rank=rank, world_size=2)
         from fxinplace.testing.inductor_parity import compile_and_run
 
-        for fn, expect_write in ((of_intermediate, True), (of_input, False)):
+        programs = ((of_intermediate, True), (of_input, False), (coalesced_of_intermediates, True))
+        for fn, expect_write in programs:
             x = torch.arange(6.0).reshape(2, 3) + rank
             want = fn(x.clone())
             arg = x.clone()
