@@ -96,17 +96,8 @@ def _inductor_inplace_forms() -> dict:
 
 def _extern_in_place(target: object) -> bool:
     """Inductor runs `target` as a library kernel (a fallback), and its in-place form too:
-    no fusion is lost by writing in place, and the functional form's fresh buffer is saved."""
-    hit = _EXTERN.get(target)
-    if hit is None:
-        hit = _EXTERN[target] = _is_extern_with_extern_inplace(target)
-    return hit
-
-
-_EXTERN: dict[object, bool] = {}
-
-
-def _is_extern_with_extern_inplace(target: object) -> bool:
+    no fusion is lost by writing in place, and the functional form's fresh buffer is saved.
+    (Read once per operator, by `_op_facts`.)"""
     from torch._inductor.decomposition import decompositions
     from torch._inductor.lowering import fallbacks, lowerings
 
