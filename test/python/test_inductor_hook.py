@@ -189,7 +189,7 @@ def test_kv_cache_write_goes_into_the_cache_in_place() -> None:
 
     want = [eager(*make(k)) for k in range(3)]
     result = compile_and_run(
-        compiled, lambda c: [c(*make(k)) for k in range(3)], hook=True, shadow_stock=True
+        compiled, lambda c: [c(*make(k)) for k in range(3)], hook=True, shadow_stock=True, check=True
     )
     for w, g in zip(want, result.steps, strict=True):
         assert torch.equal(w, g)
