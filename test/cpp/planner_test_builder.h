@@ -74,17 +74,7 @@ class Builder {
       n.slots.push_back(WriteSlot{self_list[k], static_cast<int32_t>(k), static_cast<int32_t>(k), false});
     }
     NodeId node = g.add(std::move(n));
-    std::vector<NodeId> items;
-    for (size_t k = 0; k < self_list.size(); ++k) {
-      Node item;
-      item.kind = NodeKind::kGetItem;
-      item.item_of = node;
-      item.item_index = static_cast<int32_t>(k);
-      item.operands = {node};
-      item.results.push_back(g.at(node).results[k]);
-      items.push_back(g.add(std::move(item)));
-    }
-    return {node, items};
+    return {node, getitems(node)};
   }
 
   std::pair<NodeId, std::vector<NodeId>> auto_functionalized(std::vector<NodeId> bases,
@@ -103,8 +93,12 @@ class Builder {
       n.operands.push_back(bases[k]);
     }
     NodeId node = g.add(std::move(n));
+    return {node, getitems(node)};
+  }
+  // A getitem of each of `node`'s results, in order.
+  std::vector<NodeId> getitems(NodeId node) {
     std::vector<NodeId> items;
-    for (size_t k = 0; k < bases.size(); ++k) {
+    for (size_t k = 0; k < g.at(node).results.size(); ++k) {
       Node item;
       item.kind = NodeKind::kGetItem;
       item.item_of = node;
@@ -113,7 +107,7 @@ class Builder {
       item.results.push_back(g.at(node).results[k]);
       items.push_back(g.add(std::move(item)));
     }
-    return {node, items};
+    return items;
   }
   NodeId write_back(NodeId input, NodeId value) {
     Node n;

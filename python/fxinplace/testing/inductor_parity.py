@@ -210,7 +210,19 @@ def eager_steps(name: str, steps: int = 2) -> list[dict[str, torch.Tensor]]:
     return [setup.step(setup.target) for _ in range(steps)]
 
 
-__all__ = ["InductorRun", "SlotRecord", "compile_and_run", "eager_steps", "in_place_writes", "run_program"]
+__all__ = [
+    "InductorRun",
+    "SlotGraph",
+    "SlotRecord",
+    "capture_slot_graphs",
+    "compile_and_run",
+    "eager_steps",
+    "in_place_writes",
+    "run_native_pass",
+    "run_program",
+    "run_stock_pass",
+    "updater",
+]
 
 
 @dataclass
@@ -235,34 +247,11 @@ def _copy_module(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
 def capture_slot_graphs(
     target: Callable[..., Any], run: Callable[[Callable[..., Any]], Any]
 ) -> list[SlotGraph]:
-    """Every graph that reaches the slot while `run(torch.compile(target))` compiles
-    (stock Inductor runs on the original)."""
-    from torch._guards import detect_fake_mode
-    from torch._inductor.fx_passes import post_grad
-    from torch._inductor.utils import fresh_cache
-
+    """Every graph that reaches the slot while `run(torch.compile(target))` compiles with
+    stock Inductor (which then runs its own pass on the original)."""
     captured: list[SlotGraph] = []
-    current = post_grad.reinplace_inplaceable_ops
-
-    def capture(fake_tensor_updater: Any, graph: Graph) -> None:
-        vals = [n.meta.get("val") for n in graph.find_nodes(op="placeholder")]
-        captured.append(SlotGraph(_copy_module(graph.owning_module), detect_fake_mode(vals)))
-        current(fake_tensor_updater, graph)
-
-    torch._dynamo.reset()
-    post_grad.reinplace_inplaceable_ops = capture
-    try:
-        with fresh_cache():
-            run(torch.compile(target))
-    finally:
-        post_grad.reinplace_inplaceable_ops = current
-        torch._dynamo.reset()
+    compile_and_run(target, run, hook=False, capture=captured)
     return captured
-
-
-def capture_program(name: str) -> list[SlotGraph]:
-    setup = program(name).setup()
-    return capture_slot_graphs(setup.target, lambda fn: setup.step(fn))
 
 
 def updater(gm: torch.fx.GraphModule) -> Any:
