@@ -19,38 +19,48 @@ enum class Action : uint8_t {
 
 // Every reason the planner gives, in one list: the enum, its stable name and
 // its text are generated from it (decision.cpp), so they cannot drift apart.
-#define FXINPLACE_REASONS(X)                                                                           \
-  X(kNotCandidate, "not_candidate", "not a candidate: it writes no buffer it could reuse")             \
-  X(kView, "view", "a view op: it allocates nothing")                                                  \
-  X(kDone, "done", "done")                                                                             \
-  X(kResultNotSingleTensor, "result_not_single_tensor", "the op does not return exactly one tensor")   \
-  X(kMetadataMismatch, "metadata_mismatch", "result numel or dtype differs from self")                 \
-  X(kShapeMismatch, "shape_mismatch", "result shape differs from self (it would broadcast into self)") \
-  X(kSelfOverlaps, "self_overlaps", "self has internal overlap (several indices share one element)")   \
-  X(kSelfIsInput, "self_is_input", "self aliases a graph input or constant")                           \
-  X(kInputShared, "input_shared", "self is a graph input sharing storage with another input")          \
-  X(kInputNotWrittenBack, "input_not_written_back",                                                    \
-    "self is a graph input the program does not write back (no copy_ into it after the op)")           \
-  X(kResultReadAfterWriteBack, "result_read_after_write_back",                                         \
-    "self is a graph input; the result would be read after the input's write-back, or returned")       \
-  X(kSelfRepeated, "self_repeated", "self is passed to the op more than once")                         \
-  X(kOperandAliasesSelf, "operand_aliases_self", "another operand shares storage with self")           \
-  X(kUsedLater, "used_later", "self or an alias of it is used later")                                  \
-  X(kNoInplaceVariant, "no_inplace_variant", "the operator has no in-place variant")                   \
-  X(kLayoutSensitiveUse, "layout_sensitive_use",                                                       \
-    "self is laid out differently from the result, and a later view (view/as_strided), a result "      \
-    "computed from it or a graph output would show the other layout")                                  \
-  X(kCompilerFuses, "compiler_fuses",                                                                  \
-    "Inductor generates and fuses this op's code and reuses its buffers itself; an in-place op here "  \
-    "would only block fusion (policy='inductor')")                                                     \
-  X(kScatterKeptForFusion, "scatter_kept_for_fusion",                                                  \
-    "the scatter stays functional so that Inductor fuses it with its producers and users: neither "    \
-    "its base nor its result is in a buffer of its own anyway (policy='inductor')")                    \
-  X(kForeachIntoIntermediate, "foreach_into_intermediate",                                             \
-    "a _foreach_* op is rewritten only where the epilogue copies its result straight back into the "   \
-    "list's graph input; Inductor fuses it otherwise (policy='inductor')")                             \
-  X(kScatterUnproven, "scatter_unproven",                                                              \
-    "a later scatter reads self's memory and cannot be removed: its source never lands in place")
+#define FXINPLACE_REASONS(X)                                                                             \
+  X(kNotCandidate, "not_candidate", "not a candidate: it writes no buffer it could reuse")               \
+  X(kView, "view", "a view op: it allocates nothing")                                                    \
+  X(kDone, "done", "done")                                                                               \
+  X(kResultNotSingleTensor, "result_not_single_tensor", "the op does not return exactly one tensor")     \
+  X(kMetadataMismatch, "metadata_mismatch", "result numel or dtype differs from self")                   \
+  X(kShapeMismatch, "shape_mismatch", "result shape differs from self (it would broadcast into self)")   \
+  X(kSelfOverlaps, "self_overlaps", "self has internal overlap (several indices share one element)")     \
+  X(kSelfIsInput, "self_is_input", "self aliases a graph input or constant")                             \
+  X(kInputShared, "input_shared", "self is a graph input sharing storage with another input")            \
+  X(kInputNotWrittenBack, "input_not_written_back",                                                      \
+    "self is a graph input the program does not write back (no copy_ into it after the op)")             \
+  X(kResultReadAfterWriteBack, "result_read_after_write_back",                                           \
+    "self is a graph input; the result would be read after the input's write-back, or returned")         \
+  X(kSelfRepeated, "self_repeated", "self is passed to the op more than once")                           \
+  X(kOperandAliasesSelf, "operand_aliases_self", "another operand shares storage with self")             \
+  X(kUsedLater, "used_later", "self or an alias of it is used later")                                    \
+  X(kNoInplaceVariant, "no_inplace_variant", "the operator has no in-place variant")                     \
+  X(kLayoutSensitiveUse, "layout_sensitive_use",                                                         \
+    "self is laid out differently from the result, and a later view (view/as_strided), a result "        \
+    "computed from it or a graph output would show the other layout")                                    \
+  X(kCompilerFuses, "compiler_fuses",                                                                    \
+    "Inductor generates and fuses this op's code and reuses its buffers itself; an in-place op here "    \
+    "would only block fusion (policy='inductor')")                                                       \
+  X(kScatterKeptForFusion, "scatter_kept_for_fusion",                                                    \
+    "the scatter stays functional so that Inductor fuses it with its producers and users: neither "      \
+    "its base nor its result is in a buffer of its own anyway (policy='inductor')")                      \
+  X(kForeachIntoIntermediate, "foreach_into_intermediate",                                               \
+    "a _foreach_* op is rewritten only where the epilogue copies its result straight back into the "     \
+    "list's graph input; Inductor fuses it otherwise (policy='inductor')")                               \
+  X(kScatterUnproven, "scatter_unproven",                                                                \
+    "a later scatter reads self's memory and cannot be removed: its source never lands in place")        \
+  X(kInductorDtypeView, "inductor_dtype_view",                                                           \
+    "self is a view whose dtype differs from its buffer's; Inductor lowers a write through it as a "     \
+    "value conversion (policy='inductor')")                                                              \
+  X(kInductorFusedRead, "inductor_fused_read",                                                           \
+    "Inductor would compute, inside the loop that writes this buffer, a value read from the buffer at "  \
+    "other elements than the loop writes (a flip, transpose, gather or reduction of it): it would read " \
+    "elements already overwritten (policy='inductor')")                                                  \
+  X(kNoCompilerInplaceLowering, "no_compiler_inplace_lowering",                                          \
+    "Inductor has no lowering for the in-place form: it would run as a library kernel and keep a "       \
+    "buffer the functional form fuses away (policy='inductor')")
 
 enum class Reason : uint8_t {
 #define FXINPLACE_REASON_ENUM(id, name, text) id,

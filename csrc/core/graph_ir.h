@@ -96,8 +96,11 @@ struct Node {
   // than generating and fusing its code, so an in-place form loses no fusion.
   // realized: the value lives in a buffer of its own anyway (a fallback's
   // result, a graph input or output, an input of an op that needs one).
+  // compiler_lacks_inplace: the compiler generates code for the op but has no
+  // lowering for its in-place form, which would run as a library kernel.
   bool compiler_extern = false;
   bool realized = false;
+  bool compiler_lacks_inplace = false;
   // False for ops that read only a tensor's metadata (sym_size, ...): they use
   // no memory, so they never keep a buffer alive.
   bool reads_memory = true;
@@ -121,7 +124,11 @@ struct Node {
   NodeId written_input = kNoNode;
   NodeId written_value = kNoNode;
   std::vector<WriteSlot> slots;
-  std::vector<NodeId> operands;      // every node the args and kwargs name, in order
+  std::vector<NodeId> operands;  // every node the args and kwargs name, in order
+  // kForeach: for each operand, the list position it is passed at (element k
+  // of the op reads the operands at k), or -1 for one every element reads;
+  // empty when unknown (every operand then counts for every element).
+  std::vector<int32_t> operand_elements;
   std::vector<TensorValue> results;  // tensor leaves of the node's value
 };
 

@@ -153,9 +153,12 @@ void write_node(std::ostringstream& out, const Graph& g, NodeId id) {
   if (n.collective) out << " collective";
   if (n.compiler_extern) out << " compiler_extern";
   if (n.realized) out << " realized";
+  if (n.compiler_lacks_inplace) out << " lacks_inplace_lowering";
   if (!n.reads_memory) out << " no_reads";
   if (!n.operands.empty())
     out << " operands=" << join(n.operands, [](NodeId o) { return std::to_string(o); });
+  if (!n.operand_elements.empty())
+    out << " elements=" << join(n.operand_elements, [](int32_t e) { return std::to_string(e); });
   for (const WriteSlot& s : n.slots)
     out << " slot=" << s.target << ":" << s.result << ":" << s.item << ":" << (s.already_in_place ? 1 : 0)
         << ":" << static_cast<int>(s.via);
@@ -212,10 +215,14 @@ void read_field(Graph& g, Node& n, const std::string& token) {
     n.compiler_extern = true;
   else if (key == "realized")
     n.realized = true;
+  else if (key == "lacks_inplace_lowering")
+    n.compiler_lacks_inplace = true;
   else if (key == "no_reads")
     n.reads_memory = false;
   else if (key == "operands")
     for (const std::string& o : split(value, ',')) n.operands.push_back(std::stoi(o));
+  else if (key == "elements")
+    for (const std::string& e : split(value, ',')) n.operand_elements.push_back(std::stoi(e));
   else if (key == "slot") {
     std::vector<std::string> p = split(value, ':');
     if (p.size() != 4 && p.size() != 5)

@@ -12,6 +12,41 @@
 //   ys = _foreach_add(xs, 1); copy_(xs[k], ys[k])  -> _foreach_add_(xs, 1)
 //   auto_functionalized(_v2) bases not cloned, and ops Inductor runs as
 //   library kernels (no fusion lost by writing in place).
+//
+// Inductor executes its own contract, not FX's one node after another, so a
+// rewrite sound as FX can still be wrong as Inductor runs it. Three hazards
+// are refused here (inductor_refuses_write, scatter_is_in_place_already):
+//
+// 1. A write through a dtype view. Inductor lowers `copy_` between dtypes as
+//    a value conversion, and has no indexer for writes through a DtypeView:
+//      y = view.dtype(buf_f32, int32); s = diagonal_scatter(y, src_i32)
+//      -> diagonal(y).copy_(src_i32)      # Inductor stores float(7) = 0x40e00000, not 7
+//    so no write whose target's dtype differs from its storage's.
+//
+// 2. A fused read of the buffer being written. Inductor generates one loop
+//    for a write and computes the value written inside it, loading the
+//    producers' operands there. The functional graph writes only fresh
+//    buffers (and graph inputs, whose reads by name Inductor realizes before
+//    mutating them); in place, a producer may read the written buffer:
+//      x1 = index_put(x, idx, v)           index_put_(x, idx, v)      # x1 is x now
+//      a = add(x1, flip(x1, [0]))    ->    a = add(x, flip(x, [0]))
+//      copy_(x, a)                         copy_(x, a)   # one loop: x[k] = x[k] + x[n-1-k]
+//    The loop stores x[k] before it loads x[n-1-k] for k >= n/2. So a write
+//    is refused when a value Inductor may compute inside the loop of a write
+//    into the same buffer (the write itself, or a later write-back copy_ into
+//    it) reads the buffer at other elements than the iteration writes: any
+//    read for an indexed write; for an elementwise one, any read but a
+//    pointwise chain from the destination's own elements.
+//      _foreach_add([x], [flip(x)]); copy_(x, ys[0])  -> _foreach_add_([x], [flip(x)])  # same hazard
+//
+// 3. A scatter removed as a no-op (its source already lives in its base)
+//    makes its result the base's memory: refused when a later write-back into
+//    the base would reach a read of the result, or the result is returned
+//    while the base is a graph input (an output aliasing an input):
+//      y = diagonal_scatter(x, diagonal(x)); copy_(x, full_like(x, 2)); return y
+//    keeps the scatter (removed, y would read 2s and alias x).
+#include <algorithm>
+
 #include "planner_walk.h"
 
 namespace fxinplace::core {
@@ -20,8 +55,14 @@ void Walk::summarise_for_inductor() {
   if (!options_.inductor) return;
   scatter_parent_.assign(g_.size(), kNoNode);
   written_back_as_.assign(g_.size(), kNoNode);
+  storage_dtype_.assign(static_cast<size_t>(g_.num_storages()), -1);
+  seen_aligned_.assign(g_.size(), 0);
+  seen_any_.assign(g_.size(), 0);
   for (NodeId j = 0; j < static_cast<NodeId>(g_.size()); ++j) {
     const Node& n = g_.at(j);
+    for (const TensorValue& v : n.results)
+      if (v.storage >= 0 && storage_dtype_[static_cast<size_t>(v.storage)] < 0)
+        storage_dtype_[static_cast<size_t>(v.storage)] = v.dtype;
     if (n.kind == NodeKind::kWriteBack && n.written_value != kNoNode && n.self == n.written_input)
       written_back_as_[static_cast<size_t>(n.written_value)] = n.written_input;
     // scatter(B, scatter(view(B), src)): the inner scatter is part of the
@@ -58,13 +99,25 @@ bool Walk::scatter_is_in_place_already(NodeId i) {
   auto base_geom = effective_geom(base);
   auto src_geom = effective_geom(src);
   auto replay = base_geom ? inverted_view(sc, *base_geom) : std::nullopt;
-  return replay && src_geom && replay->same_elements(*src_geom);
+  if (!replay || !src_geom || !replay->same_elements(*src_geom)) return false;
+  // Removed, the result is the base's memory (hazard 3 above).
+  const TensorValue* r = value(i);
+  if (!r) return false;
+  AliasClass& result_class = classes_.of(r->storage);
+  AliasClass& base_class = classes_.of(b->storage);
+  if (base_class.is_input() && result_class.returned) return false;
+  NodeId last_read = result_class.last_read;
+  if (!result_class.scatter_reads.empty()) last_read = std::max(last_read, result_class.scatter_reads.back());
+  for (NodeId back : base_class.write_backs)
+    if (back > i && g_.at(back).written_value != i && last_read >= back) return false;
+  return !later_write_backs_read_elsewhere(i, {classes_.root(b->storage), classes_.root(r->storage)}, i);
 }
 
 std::optional<Decision> Walk::inductor_refuses_op(NodeId i) const {
   if (!options_.inductor) return std::nullopt;
   const Node& node = g_.at(i);
   if (!inductor_may_write(node)) return refuse(Reason::kCompilerFuses);
+  if (node.compiler_lacks_inplace) return refuse(Reason::kNoCompilerInplaceLowering);
   if (node.scatter.kind == ScatterKind::kNone) return std::nullopt;
   if (!scatter_worth_writing(i)) return refuse(Reason::kScatterKeptForFusion);
   return std::nullopt;
@@ -102,8 +155,167 @@ bool Walk::scatter_worth_writing(NodeId i) const {
 std::optional<Decision> Walk::inductor_refuses_foreach_slot(NodeId i, const WriteSlot& slot,
                                                             NodeId holder) const {
   if (!options_.inductor || g_.at(i).collective) return std::nullopt;
+  if (g_.at(i).compiler_lacks_inplace) return refuse(Reason::kNoCompilerInplaceLowering);
   if (holder != kNoNode && written_back_as_[static_cast<size_t>(holder)] == slot.target) return std::nullopt;
   return refuse(Reason::kForeachIntoIntermediate);
+}
+
+std::optional<Decision> Walk::inductor_refuses_write(NodeId i, const WriteSlot& slot, NodeId holder,
+                                                     StorageId result_storage) {
+  if (!options_.inductor) return std::nullopt;
+  const Node& node = g_.at(i);
+  NodeId target = rep(slot.target);
+  const TensorValue* tv = value(target);
+  if (!tv) return std::nullopt;
+  if (tv->dtype != storage_dtype_[static_cast<size_t>(tv->storage)])
+    return refuse(Reason::kInductorDtypeView);
+  // Hazard 2 in the write's own loop: ops Inductor generates code for (not
+  // library kernels, collectives or custom ops, whose operands are buffers).
+  FusedWrite own;
+  own.buffer = {classes_.root(tv->storage)};
+  std::vector<std::pair<NodeId, bool>> values;
+  if (node.kind == NodeKind::kForeach && !node.collective) {
+    // Element k of the op writes slot k's target; what the other elements
+    // compute runs in the same kernel, so their reads of it are never aligned.
+    own.elementwise = true;
+    own.dest = effective_geom(target);
+    own.shape = tv->shape;
+    auto k = static_cast<int32_t>(&slot - node.slots.data());
+    std::vector<NodeId> targets;
+    for (const WriteSlot& s : node.slots) targets.push_back(s.target);
+    for (size_t p = 0; p < node.operands.size(); ++p) {
+      NodeId op = node.operands[p];
+      auto found = std::find(targets.begin(), targets.end(), op);
+      if (found != targets.end()) {
+        targets.erase(found);
+        continue;
+      }
+      int32_t element = node.operand_elements.empty() ? -2 : node.operand_elements[p];
+      values.emplace_back(op, element == k || element == -1);
+    }
+  } else if (node.kind == NodeKind::kOp && !node.compiler_extern && !node.collective) {
+    if (node.scatter.kind != ScatterKind::kNone && node.scatter_src != kNoNode) {
+      auto base = effective_geom(target);
+      const TensorValue* src = value(node.scatter_src);
+      own.elementwise = true;
+      own.dest = base ? inverted_view(node, *base) : std::nullopt;
+      own.shape = src ? src->shape : -1;
+      values.emplace_back(node.scatter_src, true);
+    } else if (node.indexed_write) {
+      bool skipped_self = false;
+      for (NodeId op : node.operands) {
+        if (op == slot.target && !skipped_self)
+          skipped_self = true;
+        else
+          values.emplace_back(op, false);
+      }
+    }
+  }
+  if (!values.empty() && fused_loop_reads_elsewhere(own, values)) return refuse(Reason::kInductorFusedRead);
+  // Hazard 2 in the loops of later write-backs into the buffer, which now
+  // also holds the result.
+  std::vector<StorageId> buffer = own.buffer;
+  if (result_storage >= 0) buffer.push_back(classes_.root(result_storage));
+  if (later_write_backs_read_elsewhere(i, buffer, holder)) return refuse(Reason::kInductorFusedRead);
+  return std::nullopt;
+}
+
+bool Walk::later_write_backs_read_elsewhere(NodeId i, const std::vector<StorageId>& buffer, NodeId holder) {
+  for (StorageId root : buffer) {
+    for (NodeId back : classes_.of(root).write_backs) {
+      const Node& wb = g_.at(back);
+      if (back <= i || wb.written_value == kNoNode || wb.written_input == kNoNode) continue;
+      // A write-back of the value itself copies it onto itself and goes.
+      if (holder != kNoNode && (wb.written_value == holder || rep(wb.written_value) == holder)) continue;
+      const TensorValue* in = value(wb.written_input);
+      if (!in) return true;
+      FusedWrite w;
+      w.buffer = buffer;
+      w.elementwise = true;
+      w.dest = effective_geom(wb.written_input);
+      w.shape = in->shape;
+      if (fused_loop_reads_elsewhere(w, {{wb.written_value, true}})) return true;
+    }
+  }
+  return false;
+}
+
+// Walks back from the written values through the nodes Inductor may compute
+// inside the write's loop (ops it generates code for, still functional),
+// looking for a read of `w.buffer`. A read is harmless only when iteration k
+// of the loop reads exactly the element it writes: a chain of same-shape
+// pointwise ops from the write down to a read with the destination's own
+// elements at the same positions. Anything else (a flip, a transpose, a view,
+// a reduction, a broadcast, an indexed write's values) is a hazard.
+bool Walk::fused_loop_reads_elsewhere(const FusedWrite& w,
+                                      const std::vector<std::pair<NodeId, bool>>& values) {
+  if (++stamp_ == 0) {  // wrapped: forget every mark
+    std::fill(seen_aligned_.begin(), seen_aligned_.end(), 0);
+    std::fill(seen_any_.begin(), seen_any_.end(), 0);
+    stamp_ = 1;
+  }
+  // Past this many reads examined, the answer is the cautious one.
+  size_t budget = size_t{1} << 16;
+  std::vector<std::pair<NodeId, bool>> pending;  // (node computed in the loop, reached elementwise)
+  auto in_buffer = [&](NodeId n) {
+    for (const TensorValue& v : g_.at(n).results)
+      if (std::find(w.buffer.begin(), w.buffer.end(), classes_.root(v.storage)) != w.buffer.end())
+        return true;
+    return false;
+  };
+  // `operand`, read by a consumer that is reached elementwise (`aligned`),
+  // pointwise itself and of shape `shape`: true on a hazard.
+  auto examine = [&](NodeId operand, bool aligned, bool pointwise, int32_t shape) {
+    if (budget-- == 0) return true;
+    NodeId o = rep(operand);
+    const TensorValue* v = value(o);
+    bool same_index = aligned && pointwise && v && v->shape == shape;
+    if (in_buffer(o)) {
+      if (!same_index || !w.dest) return true;
+      auto geom = effective_geom(o);
+      return !geom || !geom->same_elements(*w.dest);
+    }
+    const Node& n = g_.at(o);
+    bool kept = decisions_[static_cast<size_t>(o)].action == Action::kKeep;
+    bool in_loop = (n.kind == NodeKind::kOp && !n.compiler_extern && !n.collective && kept) ||
+                   n.kind == NodeKind::kGetItem;
+    if (!in_loop || seen_any_[static_cast<size_t>(o)] == stamp_) return false;
+    std::vector<uint32_t>& seen = same_index ? seen_aligned_ : seen_any_;
+    if (seen[static_cast<size_t>(o)] == stamp_) return false;
+    seen[static_cast<size_t>(o)] = stamp_;
+    pending.emplace_back(o, same_index);
+    return false;
+  };
+  for (const auto& [v, aligned] : values)
+    if (examine(v, w.elementwise && aligned, true, w.shape)) return true;
+  while (!pending.empty()) {
+    auto [n, aligned] = pending.back();
+    pending.pop_back();
+    const Node& node = g_.at(n);
+    if (!node.reads_memory) continue;
+    const TensorValue* nv = value(n);
+    int32_t shape = nv ? nv->shape : -1;
+    if (node.kind == NodeKind::kGetItem && node.item_of != kNoNode) {
+      // Item k of a functional `_foreach_*` op: its element k, computed
+      // pointwise from the operands at k (Inductor inlines it when the op's
+      // users are foreach ops themselves).
+      const Node& f = g_.at(node.item_of);
+      if (f.kind == NodeKind::kForeach && !f.collective &&
+          decisions_[static_cast<size_t>(node.item_of)].action == Action::kKeep) {
+        for (size_t p = 0; p < f.operands.size(); ++p) {
+          int32_t element = f.operand_elements.empty() ? node.item_index : f.operand_elements[p];
+          bool mine = element == node.item_index || element == -1;
+          if (mine && examine(f.operands[p], aligned && !f.operand_elements.empty(), true, shape))
+            return true;
+        }
+        continue;
+      }
+    }
+    bool pointwise = node.kind == NodeKind::kOp && node.view == ViewKind::kNone && node.pointwise;
+    for (NodeId op : node.operands)
+      if (examine(op, aligned, pointwise, shape)) return true;
+  }
+  return false;
 }
 
 }  // namespace fxinplace::core

@@ -211,6 +211,10 @@ void Walk::decide_slots(NodeId i, bool all_or_none) {
       refuse_slot(refuse(Reason::kLayoutSensitiveUse));
       continue;
     }
+    if (auto refused = inductor_refuses_write(i, slot, holder, result->storage)) {
+      refuse_slot(*refused);
+      continue;
+    }
     d = {true, Reason::kDone, kNoNode};
     any_new = true;
     accepted.push_back({k, holder, result->storage});

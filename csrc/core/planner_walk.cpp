@@ -129,6 +129,8 @@ Decision Walk::try_slot(NodeId i, size_t k) {
   if (layout_change_is_visible(i, target) ||
       (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, target)))
     return refuse(Reason::kLayoutSensitiveUse);
+  if (auto refused = inductor_refuses_write(i, slot, i, node.results.empty() ? -1 : node.results[0].storage))
+    return *refused;
   Decision out;
   out.action = node.scatter.kind != ScatterKind::kNone ? Action::kScatterToCopy : Action::kInplace;
   out.reason = Reason::kDone;

@@ -73,6 +73,21 @@ class Walk {
   std::optional<Decision> inductor_refuses_foreach_slot(NodeId i, const WriteSlot& slot, NodeId holder) const;
   bool scatter_worth_writing(NodeId i) const;
   bool scatter_is_in_place_already(NodeId i);
+  // The checks of Inductor's own contract on a write the walk has otherwise
+  // accepted: node i writes slot's target, the value `holder` names (its
+  // storage `result_storage`, which then lives in the target's memory).
+  std::optional<Decision> inductor_refuses_write(NodeId i, const WriteSlot& slot, NodeId holder,
+                                                 StorageId result_storage);
+  // A loop Inductor generates for one write, and the values it computes inside it.
+  struct FusedWrite {
+    std::vector<StorageId> buffer;  // alias classes (roots) the loop writes
+    std::optional<Geometry> dest;   // the elements iteration k writes, for an elementwise write
+    int32_t shape = -1;             // dest's shape
+    bool elementwise = false;       // iteration k writes element k of dest (else: indexed)
+  };
+  // values: (node, whether iteration k of the loop computes its element k).
+  bool fused_loop_reads_elsewhere(const FusedWrite& w, const std::vector<std::pair<NodeId, bool>>& values);
+  bool later_write_backs_read_elsewhere(NodeId i, const std::vector<StorageId>& buffer, NodeId holder);
 
   // ---- shared state
   NodeId rep(NodeId n) const { return rep_[static_cast<size_t>(n)]; }
@@ -95,6 +110,13 @@ class Walk {
   // graph input a write-back copy_ copies each value into.
   std::vector<NodeId> scatter_parent_;
   std::vector<NodeId> written_back_as_;
+  // The dtype each storage was allocated with (its first tensor's): a view of
+  // another dtype is a dtype view.
+  std::vector<int32_t> storage_dtype_;
+  // fused_loop_reads_elsewhere's visited marks (two per node: reached with an
+  // elementwise path, reached at all), reset by bumping the stamp.
+  std::vector<uint32_t> seen_aligned_, seen_any_;
+  uint32_t stamp_ = 0;
 };
 
 }  // namespace fxinplace::core

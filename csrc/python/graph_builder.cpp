@@ -106,14 +106,18 @@ class GraphBuilder {
 
   // What Inductor does with node `id` (read only under PlanOptions::inductor);
   // inplace_form: Inductor provides an in-place form ATen lacks
-  // (_unsafe_index_put -> prims._unsafe_index_put_). Facts accumulate: a node
-  // may be described more than once (a scatter's base, by the scatter).
-  void compiler_facts(NodeId id, bool realized, bool extern_kernel, bool inplace_form) {
+  // (_unsafe_index_put -> prims._unsafe_index_put_); lacks_inplace_lowering:
+  // Inductor generates the op's code but has no lowering for its in-place form
+  // (_foreach_maximum_). Facts accumulate: a node may be described more than
+  // once (a scatter's base, by the scatter).
+  void compiler_facts(NodeId id, bool realized, bool extern_kernel, bool inplace_form,
+                      bool lacks_inplace_lowering) {
     at(id);  // bounds
     Node& n = g_.at(id);
     n.realized = n.realized || realized;
     n.compiler_extern = n.compiler_extern || extern_kernel;
     n.has_inplace = n.has_inplace || inplace_form;
+    n.compiler_lacks_inplace = n.compiler_lacks_inplace || lacks_inplace_lowering;
   }
 
   NodeId getitem(std::string name, NodeId source, int32_t index, const Results& results) {
@@ -136,7 +140,10 @@ class GraphBuilder {
   }
 
   NodeId foreach (std::string name, std::vector<NodeId> operands, const Results& results,
-                  const std::vector<NodeId>& self_list, bool collective) {
+                  const std::vector<NodeId>& self_list, bool collective,
+                  std::vector<int32_t> operand_elements) {
+    if (!operand_elements.empty() && operand_elements.size() != operands.size())
+      throw std::invalid_argument("foreach: operand_elements must have one entry per operand");
     SlotRecords slots;
     for (size_t k = 0; k < self_list.size(); ++k) {
       auto item = static_cast<int32_t>(k);
@@ -144,6 +151,7 @@ class GraphBuilder {
     }
     NodeId id = slotted(NodeKind::kForeach, name, std::move(operands), results, slots);
     g_.at(id).collective = collective;
+    g_.at(id).operand_elements = std::move(operand_elements);
     return id;
   }
 
@@ -247,17 +255,20 @@ void bind_graph_builder(py::module_& m) {
            "index of its new value in results, its position in the node's value, already not cloned).")
       .def("foreach", &GraphBuilder::foreach, py::arg("name"), py::arg("operands"), py::arg("results"),
            py::arg("self_list"), py::arg("collective") = false,
+           py::arg("operand_elements") = std::vector<int32_t>{},
            "A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order "
            "(result k may be written into self_list[k]; all or none); collective: a list collective "
-           "(all_reduce_coalesced) rather than a _foreach_* op.")
+           "(all_reduce_coalesced) rather than a _foreach_* op; operand_elements: for each operand, "
+           "the list position it is passed at, -1 for one every element reads (empty: unknown).")
       .def("write_back", &GraphBuilder::write_back, py::arg("name"), py::arg("written_input"),
            py::arg("written"), py::arg("value"), py::arg("operands"), py::arg("results"),
            "A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).")
       .def("compiler_facts", &GraphBuilder::compiler_facts, py::arg("id"), py::arg("realized"),
-           py::arg("extern_kernel"), py::arg("inplace_form"),
+           py::arg("extern_kernel"), py::arg("inplace_form"), py::arg("lacks_inplace_lowering") = false,
            "What Inductor does with node id (read under the inductor policy only; facts accumulate): its "
            "value is in a "
-           "buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it.")
+           "buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it; "
+           "Inductor has no lowering for its in-place form.")
       .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false,
            py::arg("dead_operand_destinations") = false, py::arg("inductor") = false)
       .def("dump", &GraphBuilder::dump, py::arg("reuse_written_back_inputs") = false,

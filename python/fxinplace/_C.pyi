@@ -243,16 +243,25 @@ class Reason:
       FOREACH_INTO_INTERMEDIATE
 
       SCATTER_UNPROVEN
+
+      INDUCTOR_DTYPE_VIEW
+
+      INDUCTOR_FUSED_READ
+
+      NO_COMPILER_INPLACE_LOWERING
     """
 
     COMPILER_FUSES: typing.ClassVar[Reason]
     DONE: typing.ClassVar[Reason]
     FOREACH_INTO_INTERMEDIATE: typing.ClassVar[Reason]
+    INDUCTOR_DTYPE_VIEW: typing.ClassVar[Reason]
+    INDUCTOR_FUSED_READ: typing.ClassVar[Reason]
     INPUT_NOT_WRITTEN_BACK: typing.ClassVar[Reason]
     INPUT_SHARED: typing.ClassVar[Reason]
     LAYOUT_SENSITIVE_USE: typing.ClassVar[Reason]
     METADATA_MISMATCH: typing.ClassVar[Reason]
     NOT_CANDIDATE: typing.ClassVar[Reason]
+    NO_COMPILER_INPLACE_LOWERING: typing.ClassVar[Reason]
     NO_INPLACE_VARIANT: typing.ClassVar[Reason]
     OPERAND_ALIASES_SELF: typing.ClassVar[Reason]
     RESULT_NOT_SINGLE_TENSOR: typing.ClassVar[Reason]
@@ -430,9 +439,10 @@ class GraphBuilder:
         realized: bool,
         extern_kernel: bool,
         inplace_form: bool,
+        lacks_inplace_lowering: bool = False,
     ) -> None:
         """
-        What Inductor does with node id (read under the inductor policy only; facts accumulate): its value is in a buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it.
+        What Inductor does with node id (read under the inductor policy only; facts accumulate): its value is in a buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it; Inductor has no lowering for its in-place form.
         """
     def constant(
         self,
@@ -473,9 +483,10 @@ class GraphBuilder:
         ],
         self_list: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
         collective: bool = False,
+        operand_elements: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
     ) -> int:
         """
-        A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order (result k may be written into self_list[k]; all or none); collective: a list collective (all_reduce_coalesced) rather than a _foreach_* op.
+        A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order (result k may be written into self_list[k]; all or none); collective: a list collective (all_reduce_coalesced) rather than a _foreach_* op; operand_elements: for each operand, the list position it is passed at, -1 for one every element reads (empty: unknown).
         """
     def getitem(
         self,

@@ -46,11 +46,13 @@ def apply_plan(
     # Nodes an auto_functionalized(_v2) rewrite erased -> what holds their value now.
     erased: dict[Node, Node] = {}
 
-    def live(k: int) -> Node:
-        node = nodes[k]
+    def holder(node: Node) -> Node:
         while node in erased:
             node = erased[node]
         return node
+
+    def live(k: int) -> Node:
+        return holder(nodes[k])
 
     for i, d in zip(changed, decisions, strict=True):
         node = nodes[i]
@@ -71,7 +73,10 @@ def apply_plan(
             erased.update(_foreach_in_place(graph, node))
             continue
         if action == _INPLACE and d.slot > 0:
-            _write_into_another_operand(node, *(destinations or {})[i][d.slot - 1])
+            # The destination may be a getitem an earlier `_foreach_*_` rewrite erased:
+            # its value now lives in the list element.
+            target, via = (destinations or {})[i][d.slot - 1]
+            _write_into_another_operand(node, holder(target), via)
             node.meta["val"] = live(replacement[i]).meta.get("val")
         elif action == _INPLACE:
             node.target = op_info(node.target).inplace or inductor_inplace_form(node.target)

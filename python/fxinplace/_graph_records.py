@@ -177,9 +177,14 @@ def _read_op(
         and all(isinstance(n, Node) for n in self_node)
     ):
         # Every occurrence, so that a list element passed twice is seen twice.
-        every_operand = [index[n] for n in _all_nodes(node.args, []) + _all_nodes(node.kwargs, [])]
+        every_operand, elements = _foreach_operands(node)
         b.foreach(
-            node.name, every_operand, values.of(node), [index[n] for n in self_node], info.facts.collective
+            node.name,
+            [index[n] for n in every_operand],
+            values.of(node),
+            [index[n] for n in self_node],
+            info.facts.collective,
+            elements,
         )
         return
     self_index = index[self_node] if isinstance(self_node, Node) else None
@@ -329,6 +334,25 @@ def _occurrences(node: Node, wanted: Node) -> int:
     if node.kwargs:
         count += _all_nodes(node.kwargs, []).count(wanted)
     return count
+
+
+def _foreach_operands(node: Node) -> tuple[list[Node], list[int]]:
+    """A `_foreach_*` node's operands, every occurrence, each with the list position it is
+    passed at (element k of the op reads the operands at k), or -1 for a tensor every
+    element reads (`_foreach_add.Tensor`'s other)."""
+    nodes: list[Node] = []
+    elements: list[int] = []
+    for arg in (*node.args, *node.kwargs.values()):
+        if isinstance(arg, (list, tuple)):
+            for k, v in enumerate(arg):
+                found = _all_nodes(v, [])
+                nodes += found
+                elements += [k] * len(found)
+        else:
+            found = _all_nodes(arg, [])
+            nodes += found
+            elements += [-1] * len(found)
+    return nodes, elements
 
 
 def _all_nodes(value: Any, out: list) -> list:

@@ -66,10 +66,27 @@ def _tensor_storages(value: Any) -> set[int]:
     return set()
 
 
+def _rng_state() -> torch.Tensor:
+    # A fresh tensor standing for a generator state: only that it is fresh
+    # memory matters to the pass (its consumer, run_with_rng_state, is opaque).
+    return torch.empty(torch.get_rng_state().shape, dtype=torch.uint8, device="meta")
+
+
+# What an opaque higher-order op returns, for those AOTAutograd records without a
+# `meta["val"]`: its RNG functionalization (activation checkpointing around dropout or
+# scaled_dot_product_attention) wraps the random op, which runs here on the propagated
+# values as any ATen op does. The ops themselves cannot run on meta tensors.
+_WITHOUT_RECORDED_VALUE: dict[str, Callable[..., Any]] = {
+    "run_and_save_rng_state": lambda op, *args, **kwargs: (_rng_state(), op(*args, **kwargs)),
+    "run_with_rng_state": lambda _state, op, *args, **kwargs: op(*args, **kwargs),
+}
+
+
 class _FreshOutputs:
     """Takes a higher-order op node's place while `_metadata.propagate` runs:
     returns fresh tensors shaped like the node's recorded outputs, without
-    running the subgraphs. Without a recorded value the op itself runs."""
+    running the subgraphs. Without a recorded value the op's rule in
+    `_WITHOUT_RECORDED_VALUE` gives them, or the op itself runs."""
 
     def __init__(self, node: Node) -> None:
         self.node = node
@@ -78,7 +95,8 @@ class _FreshOutputs:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         val = self.node.meta.get("val")
         if val is None:
-            return self.node.target(*args, **kwargs)
+            rule = _WITHOUT_RECORDED_VALUE.get(self.__name__, self.node.target)
+            return rule(*args, **kwargs)
         return _fresh_like(val)
 
 

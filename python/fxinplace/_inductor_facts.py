@@ -13,9 +13,10 @@ from fxinplace import _C
 from fxinplace._op_info import op_info
 
 
-def inductor_facts(node: Node) -> list[tuple[Node, bool, bool, bool]]:
+def inductor_facts(node: Node) -> list[tuple[Node, bool, bool, bool, bool]]:
     """What Inductor does with `node`, for `_C.GraphBuilder.compiler_facts`: a list of
-    (node, realized, extern_kernel, inplace_form), empty when there is nothing to say.
+    (node, realized, extern_kernel, inplace_form, lacks_inplace_lowering), empty when
+    there is nothing to say.
 
     realized: Inductor keeps the value in a buffer of its own anyway (its helper
     `is_node_realized`: a fallback's result, an input or output, or an operand of an op
@@ -23,21 +24,23 @@ def inductor_facts(node: Node) -> list[tuple[Node, bool, bool, bool]]:
     only those are looked up (a scatter's entry covers its base too). extern_kernel:
     Inductor runs the op as a library kernel whose in-place form it accepts (see
     `_extern_in_place`). inplace_form: Inductor has an in-place form that ATen lacks
-    (`_unsafe_index_put` -> `prims._unsafe_index_put_`).
+    (`_unsafe_index_put` -> `prims._unsafe_index_put_`). lacks_inplace_lowering: Inductor
+    generates the op's code but would run its in-place form as a library kernel (see
+    `_lacks_inplace_lowering`).
     """
     target = node.target
     if not isinstance(target, torch._ops.OpOverload):
         return []
-    extern, form, is_scatter, _ = _op_facts(target)
+    extern, form, is_scatter, _, lacks = _op_facts(target)
     if is_scatter:
         from torch._inductor.fx_utils import is_node_realized
 
-        facts = [(node, is_node_realized(node), extern, form)]
+        facts = [(node, is_node_realized(node), extern, form, lacks)]
         base = node.args[0] if node.args else None
         if isinstance(base, Node):
-            facts.append((base, is_node_realized(base), False, False))
+            facts.append((base, is_node_realized(base), False, False, False))
         return facts
-    return [(node, False, extern, form)] if extern or form else []
+    return [(node, False, extern, form, lacks)] if extern or form or lacks else []
 
 
 NO_INDUCTOR_CANDIDATES = (
@@ -66,18 +69,20 @@ def has_inductor_candidates(gm: GraphModule) -> bool:
 
 # Keyed by id() (OpOverload hashes in Python); the value holds the target, so its id
 # is not reused while cached.
-_OP_FACTS: dict[int, tuple[object, tuple[bool, bool, bool, bool]]] = {}
+_OP_FACTS: dict[int, tuple[object, tuple[bool, bool, bool, bool, bool]]] = {}
 
 
-def _op_facts(target: torch._ops.OpOverload) -> tuple[bool, bool, bool, bool]:
-    """(extern_kernel, inplace_form, is_scatter, may_write) of an operator, once per
-    operator; may_write: the planner's Inductor policy lets it write in place at all."""
+def _op_facts(target: torch._ops.OpOverload) -> tuple[bool, bool, bool, bool, bool]:
+    """(extern_kernel, inplace_form, is_scatter, may_write, lacks_inplace_lowering) of an
+    operator, once per operator; may_write: the planner's Inductor policy lets it write in
+    place at all."""
     hit = _OP_FACTS.get(id(target))
     if hit is None:
         info = op_info(target)
         extern = _extern_in_place(target)
         may_write = info.is_foreach or _C.inductor_may_write(info.facts, extern)
-        facts = (extern, target in _inductor_inplace_forms(), info.is_scatter, may_write)
+        lacks = may_write and not extern and _lacks_inplace_lowering(target)
+        facts = (extern, target in _inductor_inplace_forms(), info.is_scatter, may_write, lacks)
         hit = _OP_FACTS[id(target)] = (target, facts)
     return hit[1]
 
@@ -92,6 +97,26 @@ def _inductor_inplace_forms() -> dict:
     from torch._inductor import inductor_prims
 
     return {torch.ops.aten._unsafe_index_put.default: inductor_prims._unsafe_index_put_}
+
+
+def _generates_code(target: object) -> bool:
+    """Inductor lowers `target` to code it generates (and fuses), or decomposes it."""
+    from torch._inductor.decomposition import decompositions
+    from torch._inductor.lowering import lowerings
+
+    if target in decompositions:
+        return True
+    lowering = lowerings.get(target)
+    return lowering is not None and not getattr(lowering, "__qualname__", "").startswith("fallback_handler")
+
+
+def _lacks_inplace_lowering(target: torch._ops.OpOverload) -> bool:
+    """Inductor generates `target`'s code but has no lowering of its own for the in-place
+    form (`_foreach_maximum.List` -> `_foreach_maximum_.List`): written in place, the op would
+    run as a library kernel, a buffer the functional form fuses into its write-back. Asked
+    of Inductor's own tables (`lowerings`, `decompositions`), not a hand list."""
+    inplace = op_info(target).inplace
+    return inplace is not None and _generates_code(target) and not _generates_code(inplace)
 
 
 def _extern_in_place(target: object) -> bool:

@@ -166,3 +166,126 @@ TEST(Inductor, ListCollectivesAreWrittenInPlaceWithoutAnEpilogue) {
   b.g.at(coalesced).collective = false;  // the same as a _foreach_* op: fused instead
   EXPECT_EQ(at(b.plan(inductor()), coalesced).reason, Reason::kForeachIntoIntermediate);
 }
+
+// Issue 15, f1: y = diagonal_scatter(x, diagonal(x)); x.fill_(2); return y.
+//   d = diagonal(x); s = scatter(x, d); f = full_like(x, 2); copy_(x, f); return s
+// The scatter copies x's diagonal onto itself, but removed, s would be x's
+// memory: the write-back overwrites it before s is returned (and s would alias
+// the input x). Kept; without the write-back and the aliasing output, removed.
+TEST(Inductor, AScatterIsRemovedOnlyWhenNoLaterWriteReachesItsResult) {
+  for (bool written_back : {true, false}) {
+    Builder b;
+    NodeId x = b.input({4, 4});
+    NodeId row = b.view(x, fxinplace::core::testing::contiguous({4}, 4));
+    NodeId s = b.select_scatter(x, row, 0, 1);
+    if (written_back) {
+      NodeId fill = b.op({x}, {4, 4}, false);
+      b.write_back(x, fill);
+      b.output({s});
+    } else {
+      NodeId use = b.op({s}, {4, 4}, false);
+      b.output({use});
+    }
+    Plan p = b.plan(inductor());
+    if (written_back)
+      EXPECT_NE(at(p, s).action, Action::kRemoveScatter);
+    else
+      EXPECT_EQ(at(p, s).action, Action::kRemoveScatter);
+  }
+}
+
+// Issue 15, f2: y = view.dtype(buf_f32, int32); s = select_scatter(y, src_i32, 0, 1)
+// -> select(y, 0, 1).copy_(src), which Inductor lowers as a float conversion of
+// the int32 values into buf's bytes. Refused; the same scatter without the
+// dtype view is written in place.
+TEST(Inductor, NoWriteThroughAViewOfAnotherDtype) {
+  for (bool dtype_view : {true, false}) {
+    Builder b;
+    NodeId x = b.input({4, 4});
+    NodeId src = b.input({4});
+    NodeId buf = b.op({x}, {4, 4}, false);
+    NodeId y = b.view(buf, fxinplace::core::testing::contiguous({4, 4}));
+    if (dtype_view) b.g.at(y).results[0].dtype = 1;
+    b.g.at(src).results[0].dtype = b.g.at(y).results[0].dtype;
+    NodeId s = b.select_scatter(y, src, 0, 1);
+    b.g.at(s).results[0].dtype = b.g.at(y).results[0].dtype;
+    b.g.at(s).realized = b.g.at(y).realized = true;
+    b.output({s});
+    Plan p = b.plan(inductor());
+    if (dtype_view)
+      EXPECT_EQ(at(p, s).reason, Reason::kInductorDtypeView);
+    else
+      EXPECT_EQ(at(p, s).action, Action::kScatterToCopy);
+  }
+}
+
+// Issue 15, f3: x1 = index_put(x, i, v); f = flip(x1); a = add(x1, f); copy_(x, a)
+// In place, x1 is x and Inductor's loop for copy_(x, a) loads x[n-1-k] after
+// storing x[k]. Refused; with a pointwise read (neg) instead of the flip, the
+// loop reads x[k] only and the write is taken.
+TEST(Inductor, AWriteIsRefusedWhenALaterWriteBackReadsTheBufferElsewhere) {
+  for (bool flip : {true, false}) {
+    Builder b;
+    NodeId x = b.input({4});
+    NodeId v = b.input({4});
+    NodeId put = b.op({x, v}, {4}, true, false);
+    b.g.at(put).indexed_write = true;
+    NodeId other = b.op({put}, {4}, false, /*pointwise=*/!flip);
+    NodeId sum = b.op({put, other}, {4}, false);
+    b.write_back(x, sum);
+    b.output({});
+    Plan p = b.plan(inductor());
+    if (flip)
+      EXPECT_EQ(at(p, put).reason, Reason::kInductorFusedRead);
+    else
+      EXPECT_EQ(at(p, put).action, Action::kInplace);
+  }
+}
+
+// Issue 15, f4: f = flip(x); ys = _foreach_add([x], [f]); copy_(x, ys[0])
+// -> _foreach_add_([x], [flip(x)]): one loop stores x[k] and loads x[n-1-k].
+// Refused; a pointwise operand of x (neg(x), read at k) is fine.
+TEST(Inductor, AForeachWriteIsRefusedWhenItsOwnOperandReadsTheBufferElsewhere) {
+  for (bool flip : {true, false}) {
+    Builder b;
+    NodeId x = b.input({4});
+    NodeId f = b.op({x}, {4}, false, /*pointwise=*/!flip);
+    auto [fe, items] = b.foreach_op({x}, {f});
+    b.write_back(x, items[0]);
+    b.output({});
+    Plan p = b.plan(inductor());
+    if (flip)
+      EXPECT_EQ(at(p, fe).reason, Reason::kInductorFusedRead);
+    else
+      EXPECT_EQ(at(p, fe).action, Action::kInplace);
+  }
+}
+
+// ys = _foreach_add([m, v], [f(m), g]): element 1's operand reads m, which
+// element 0 writes in the same kernel -- never aligned, whatever the op.
+TEST(Inductor, AForeachElementReadingAnotherElementsBufferIsRefused) {
+  Builder b;
+  NodeId m = b.input({4});
+  NodeId v = b.input({4});
+  NodeId g = b.input({4});
+  NodeId fm = b.op({m}, {4}, false);
+  auto [fe, items] = b.foreach_op({m, v}, {g, fm});
+  b.write_back(m, items[0]);
+  b.write_back(v, items[1]);
+  b.output({});
+  EXPECT_EQ(at(b.plan(inductor()), fe).reason, Reason::kInductorFusedRead);
+}
+
+// _foreach_maximum([m], [x]); copy_(m, ys[0]): Inductor has no lowering for
+// _foreach_maximum_, so in place it runs as a library kernel and keeps a
+// buffer the functional form fuses into the copy_.
+TEST(Inductor, NoInPlaceFormInductorCannotLower) {
+  Builder b;
+  NodeId m = b.input({4});
+  NodeId x = b.input({4});
+  auto [fe, items] = b.foreach_op({m}, {x});
+  b.g.at(fe).compiler_lacks_inplace = true;
+  b.write_back(m, items[0]);
+  b.output({});
+  EXPECT_EQ(at(b.plan(inductor()), fe).reason, Reason::kNoCompilerInplaceLowering);
+}

@@ -67,6 +67,9 @@ class Builder {
     n.kind = NodeKind::kForeach;
     n.operands = self_list;
     n.operands.insert(n.operands.end(), others.begin(), others.end());
+    // `others` are further lists of self_list's length: operand j is at list position j % length.
+    for (size_t j = 0; j < n.operands.size(); ++j)
+      n.operand_elements.push_back(static_cast<int32_t>(j % self_list.size()));
     for (size_t k = 0; k < self_list.size(); ++k) {
       TensorValue fresh = g.at(self_list[k]).results[0];
       fresh.storage = g.new_storage();

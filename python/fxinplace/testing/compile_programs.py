@@ -116,6 +116,14 @@ def _gpt2() -> torch.nn.Module:
     return GPT2LMHeadModel(config)
 
 
+def _gpt2_checkpointed() -> torch.nn.Module:
+    """GPT-2 with activation checkpointing, as `gradient_checkpointing_enable()` trains it:
+    AOTAutograd records its dropout as `run_and_save_rng_state` / `run_with_rng_state`."""
+    model = _gpt2()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    return model
+
+
 def _llama() -> torch.nn.Module:
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -292,6 +300,11 @@ def program(name: str) -> CompileProgram:
 PROGRAMS: tuple[CompileProgram, ...] = (
     CompileProgram("gpt2_train", _model_setup(_gpt2, _lm_inputs(), train=True, loss=_hf_loss), "train", True),
     CompileProgram("gpt2_infer", _model_setup(_gpt2, _infer_inputs(), train=False), "infer", True),
+    CompileProgram(
+        "gpt2_checkpointed_train",
+        _model_setup(_gpt2_checkpointed, _lm_inputs(), train=True, loss=_hf_loss),
+        "train",
+    ),
     CompileProgram(
         "llama_train", _model_setup(_llama, _lm_inputs(), train=True, loss=_hf_loss), "train", True
     ),
