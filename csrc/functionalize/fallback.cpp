@@ -99,6 +99,25 @@ void add_writes(const c10::OperatorHandle& op, size_t arg, const c10::IValue& ta
   }
 }
 
+// torch.sum(x, 0, out=o) computes in o's dtype (see OpClass::functional_dtype):
+// sum(x, 0, dtype=o.dtype). Left as it is where that is the dtype the op
+// computes in anyway (a floating self of out's dtype), so the graph is the
+// one torch.func.functionalize records.
+// Returns whether it set the dtype.
+bool compute_in_out_dtype(const OpClass& c, const std::vector<c10::IValue>& originals,
+                          torch::jit::Stack& functional_stack) {
+  if (!c.functional_dtype || !functional_stack[*c.functional_dtype].isNone()) return false;
+  const c10::IValue& out = originals[*c.out_arg];
+  if (!out.isTensor() || !out.toTensor().defined()) return false;
+  const at::ScalarType dtype = out.toTensor().scalar_type();
+  std::optional<at::ScalarType> self;
+  for (const c10::IValue& v : functional_stack)
+    if (!self && v.isTensor() && v.toTensor().defined()) self = v.toTensor().scalar_type();
+  if (self && *self == dtype && at::isFloatingType(dtype)) return false;
+  functional_stack[*c.functional_dtype] = dtype;
+  return true;
+}
+
 // x.add_(y) -> x's alias group records `add(x, y)` as x's new value.
 void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::Stack* stack, bool reapply) {
   const size_t num_args = op.schema().arguments().size();
@@ -121,7 +140,18 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
     unwrap_arguments(stack, num_args, reapply);
     Args unwrapped = torch::jit::last(*stack, num_args);
     for (size_t p : c.functional_args) functional_stack.push_back(unwrapped[p]);
-    c.functional->callBoxed(functional_stack);
+    if (!compute_in_out_dtype(c, originals, functional_stack)) {
+      c.functional->callBoxed(functional_stack);
+    } else {
+      // Eager raises where out's dtype is no dtype the op computes in (mean into int64).
+      try {
+        c.functional->callBoxed(functional_stack);
+      } catch (const c10::Error& e) {
+        TORCH_CHECK(false, "fxinplace.functionalize: ", op_name(op), ": ", e.what_without_backtrace());
+      } catch (const std::exception& e) {  // raised in Python (a tracing mode's meta kernel)
+        TORCH_CHECK(false, "fxinplace.functionalize: ", op_name(op), ": ", e.what());
+      }
+    }
   }
   torch::jit::drop(*stack, num_args);
 

@@ -48,6 +48,33 @@ std::optional<c10::OperatorHandle> find_functional(const c10::OperatorHandle& op
   return by_type;
 }
 
+// sum.IntList_out(self, dim, keepdim, *, dtype=None, out): with no dtype,
+// eager computes in out's dtype; the functional variant, called with it, does too.
+void find_dtype_from_out(const c10::FunctionSchema& s, OpClass& c) {
+  std::optional<size_t> out;
+  for (size_t p = 0; p < s.arguments().size(); ++p) {
+    if (!s.arguments()[p].is_out()) continue;
+    if (out || s.arguments()[p].type()->kind() != c10::TypeKind::TensorType)
+      return;  // not exactly one tensor
+    out = p;
+  }
+  if (!out) return;
+  for (size_t k = 0; k < c.functional_args.size(); ++k) {
+    const c10::Argument& a = s.arguments()[c.functional_args[k]];
+    const c10::TypePtr& t = a.type();
+    // (A `ScalarType?` may be parsed as an optional int.)
+    const c10::TypeKind element = t->kind() == c10::TypeKind::OptionalType
+                                      ? t->castRaw<c10::OptionalType>()->getElementType()->kind()
+                                      : c10::TypeKind::AnyType;
+    if (a.name() == "dtype" &&
+        (element == c10::TypeKind::ScalarTypeType || element == c10::TypeKind::IntType)) {
+      c.functional_dtype = k;
+      c.out_arg = out;
+      return;
+    }
+  }
+}
+
 void classify_mutating(const c10::OperatorHandle& op, OpClass& c) {
   const c10::FunctionSchema& s = op.schema();
   size_t unreturned_writes = 0;
@@ -84,6 +111,7 @@ void classify_mutating(const c10::OperatorHandle& op, OpClass& c) {
   if (c.functional)
     c.functional_is_composite =
         c.functional->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
+  if (c.functional) find_dtype_from_out(s, c);
   if (!c.functional) {
     c.kind = OpKind::kUnsupported;
     c.unsupported_reason = "no functional variant of this mutating op was found";

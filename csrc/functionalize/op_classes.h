@@ -36,6 +36,12 @@ struct OpClass {
   // Arguments passed to `functional`, by position in this op's arguments
   // (out= arguments are dropped).
   std::vector<size_t> functional_args;
+  // An out= op whose one out= tensor sets the dtype the op computes in
+  // (ATen's get_dtype_from_result: torch.sum(x, 0, out=int32) sums x as
+  // int32): the position in `functional_args` of the functional variant's
+  // optional `dtype` argument, and the out= argument's position.
+  std::optional<size_t> functional_dtype;
+  std::optional<size_t> out_arg;
   std::string unsupported_reason;
 };
 

@@ -81,6 +81,42 @@ def test_uncastable_out_result_raises() -> None:
     _check(f, lambda: (torch.arange(3), torch.zeros(3, dtype=torch.long)), error=r"fxinplace.*can't be cast")
 
 
+@pytest.mark.parametrize(
+    ("reduce", "out_dtype"),
+    [
+        (lambda x, out: torch.sum(x, 0, out=out), torch.int32),  # issue 16: was refused ("can't be cast")
+        (lambda x, out: torch.sum(x, 0, out=out), torch.float32),  # summed in float32, not cast after
+        (lambda x, out: torch.prod(x, 0, out=out), torch.int64),
+        (lambda x, out: torch.nansum(x, 0, out=out), torch.float32),
+        (lambda x, out: torch.mean(x, 0, out=out), torch.float32),
+        (lambda x, out: torch.cumsum(x, 0, out=out), torch.int32),
+    ],
+)
+def test_reduction_out_argument_sets_the_dtype_it_computes_in(reduce, out_dtype: torch.dtype) -> None:
+    # ATen's reductions take their dtype from `out` (get_dtype_from_result): eager sums the
+    # float64 input as int32, which is not the float64 sum cast to int32.
+    def f(x, out):
+        reduce(x, out)
+        return out
+
+    x = torch.tensor([[1.7, 2.6, -0.4], [0.9, -1.5, 3.3], [1.1, 0.2, 0.7]], dtype=torch.float64)
+    _check(f, lambda: (x.clone(), torch.zeros_like(reduce_shape(reduce, x), dtype=out_dtype)))
+
+
+def reduce_shape(reduce, x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty(0, dtype=x.dtype)
+    reduce(x, out)
+    return out
+
+
+def test_reduction_out_dtype_the_op_cannot_compute_in_is_a_clear_error() -> None:
+    def f(x, out):
+        torch.mean(x, 0, out=out)
+        return out
+
+    _check(f, lambda: (torch.ones(2, 2), torch.zeros(2, dtype=torch.int64)), error=r"fxinplace.*mean")
+
+
 def test_out_dtype_the_op_does_not_accept_raises() -> None:
     # mm.out wants exactly its result's dtype, though float -> double casts. The
     # op's meta kernel says so; with symbolic shapes it is not run (known gap).
