@@ -51,6 +51,10 @@ class AliasState {
   const at::Tensor& base_value() const { return base_; }
   // The base with every queued write applied.
   const at::Tensor& base(bool reapply_views);
+  // The base is laid out as in eager (an input of the function), not as a
+  // functional op happened to lay its result out.
+  bool eager_layout() const { return eager_layout_; }
+  void mark_eager_layout() { eager_layout_ = true; }
   // Shared, dataless: makes untyped_storage() identical across aliases.
   const c10::Storage& storage() const { return storage_; }
 
@@ -76,6 +80,7 @@ class AliasState {
   std::vector<at::Tensor> retired_layouts_;
   at::Tensor current_layout_;
   c10::Storage storage_;
+  bool eager_layout_ = false;
 };
 
 }  // namespace fxinplace::functionalize

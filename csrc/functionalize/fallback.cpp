@@ -279,6 +279,20 @@ void run_inplace_view(const c10::OperatorHandle& op, const OpClass& c, torch::ji
   stack->push_back(self);
 }
 
+// as_strided_copy(x, size, stride, offset) addresses x's storage, as the view
+// as_strided does; with remove="mutations_and_views" x's value is a compact
+// copy, so it runs as what it is, as_strided(x, ...).clone(): the view is
+// placed in eager's storage by run_view.
+//   x = arange(10)[::2]; x.add_(1); as_strided_copy(x, (3,), (2,)) -> [1, 3, 5], not [1, 5, 9]
+void run_as_strided_copy(torch::jit::Stack* stack) {
+  std::optional<c10::SymInt> offset = torch::jit::pop(*stack).toOptional<c10::SymInt>();
+  std::vector<c10::SymInt> stride = torch::jit::pop(*stack).toSymIntVector();
+  std::vector<c10::SymInt> size = torch::jit::pop(*stack).toSymIntVector();
+  const at::Tensor self = torch::jit::pop(*stack).toTensor();
+  at::Tensor view = at::as_strided_symint(self, size, stride, std::move(offset));
+  stack->push_back(view.clone(at::MemoryFormat::Contiguous));
+}
+
 // x.resize_(sizes) / x.resize_as_(t): see resize.h.
 void run_resize(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reapply) {
   const size_t num_args = op.schema().arguments().size();
@@ -334,6 +348,10 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   if (c.kind == OpKind::kInplaceView && self_functional) {
     run_inplace_view(op, c, stack);
+    return;
+  }
+  if (self_functional && !reapply_views() && op.schema().name() == "aten::as_strided_copy") {
+    run_as_strided_copy(stack);
     return;
   }
   c10::impl::ExcludeDispatchKeyGuard exclude(kFunctionalizeKey);

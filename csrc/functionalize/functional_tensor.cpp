@@ -210,9 +210,10 @@ FunctionalTensorImpl* functional_impl(const at::Tensor& t) {
   return static_cast<FunctionalTensorImpl*>(t.unsafeGetTensorImpl());
 }
 
-at::Tensor wrap_new(const at::Tensor& value) {
-  return at::detail::make_tensor<FunctionalTensorImpl>(value, std::make_shared<AliasState>(value),
-                                                       ViewChain{}, 0);
+at::Tensor wrap_new(const at::Tensor& value, bool eager_layout) {
+  auto alias = std::make_shared<AliasState>(value);
+  if (eager_layout) alias->mark_eager_layout();
+  return at::detail::make_tensor<FunctionalTensorImpl>(value, std::move(alias), ViewChain{}, 0);
 }
 
 at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent,
@@ -230,7 +231,12 @@ at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent
       // composite ops (.real, .imag) ask.
       if (parent_layout.is_conj() && layout.is_complex()) layout._set_conj(!layout.is_conj());
       if (parent_layout.is_neg()) layout._set_neg(!layout.is_neg());
-    } catch (const c10::Error&) {
+    } catch (const c10::Error& e) {
+      // On a layout that is eager's, the view op raises as eager raises
+      // (x[..., 1].view(5, -1) of a channels_last x); the *_copy op on the
+      // compact value would not.
+      TORCH_CHECK(!parent.has_eager_layout(), "fxinplace.functionalize: ", record->op_name(), ": ",
+                  e.what_without_backtrace());
       layout = at::Tensor();
     }
   }

@@ -31,6 +31,12 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   uint64_t base_version() const { return base_version_; }
   // What sizes/strides/contiguity queries answer from.
   const at::Tensor& metadata() const { return layout_.defined() ? layout_ : value_; }
+  // metadata() is eager's layout as replayed on a meta tensor (views made with
+  // remove="mutations_and_views"), not the value's own.
+  // Only where the chain starts at a base laid out as eager lays it out.
+  bool has_eager_layout() const {
+    return alias_->eager_layout() && (views_.empty() ? true : layout_.defined());
+  }
 
   // Regenerates the value from the base when some alias was written since.
   void sync(bool reapply_views);
@@ -96,7 +102,9 @@ bool is_functional(const at::Tensor& t);
 FunctionalTensorImpl* functional_impl(const at::Tensor& t);  // t must be functional
 
 // A new alias group whose base is `value`.
-at::Tensor wrap_new(const at::Tensor& value);
+// eager_layout: `value` is laid out as eager lays the tensor out (an input of
+// the function), so views of it replay eager's layout checks.
+at::Tensor wrap_new(const at::Tensor& value, bool eager_layout = false);
 // A new alias of `parent`'s group: `parent`'s views plus `record`. Unless
 // `value` is a real view (`reapply_views`), the alias also keeps its eager layout.
 at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent,

@@ -83,10 +83,14 @@ void bind_functionalize(py::module_& m) {
       },
       "An id of the functional tensor's alias group (the tensors over one storage).");
   m.def("_fz_is_functional", [](const at::Tensor& t) { return fz::is_functional(t); });
-  m.def("_fz_wrap", [](const at::Tensor& t) {
-    TORCH_CHECK(!fz::is_functional(t), "fxinplace.functionalize: the tensor is already functional");
-    return fz::wrap_new(t);
-  });
+  m.def(
+      "_fz_wrap",
+      [](const at::Tensor& t, bool eager_layout) {
+        TORCH_CHECK(!fz::is_functional(t), "fxinplace.functionalize: the tensor is already functional");
+        return fz::wrap_new(t, eager_layout);
+      },
+      py::arg("t"), py::arg("eager_layout") = false,
+      "Wraps t in a new functional tensor; eager_layout: t is laid out as eager lays it out (an input).");
   m.def("_fz_unwrap", [](const at::Tensor& t, bool reapply_views) {
     TORCH_CHECK(fz::is_functional(t), "fxinplace.functionalize: not a functional tensor");
     c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);

@@ -637,7 +637,11 @@ def _fz_resized_base_sizes(arg0: torch.Tensor) -> list[int | torch.SymInt] | Non
 
 def _fz_set_auto_functionalize_hook(arg0: typing.Any) -> None: ...
 def _fz_unwrap(arg0: torch.Tensor, arg1: bool) -> torch.Tensor: ...
-def _fz_wrap(arg0: torch.Tensor) -> torch.Tensor: ...
+def _fz_wrap(t: torch.Tensor, eager_layout: bool = False) -> torch.Tensor:
+    """
+    Wraps t in a new functional tensor; eager_layout: t is laid out as eager lays it out (an input).
+    """
+
 def check_rewrite(problem: tuple) -> tuple:
     """
     Simulate a functional graph and its rewrite on tagged memory (see csrc/core/rewrite_checker.h); returns (outcome, node, operand, reason, message), outcome 0 ok, 1 violation, 2 cannot check.

@@ -129,7 +129,7 @@ class _Inputs:
                 continue
             if id(a) not in first_of:
                 first_of[id(a)] = i
-                self.wrapped[i] = _C._fz_wrap(a)
+                self.wrapped[i] = _C._fz_wrap(a, eager_layout=True)
         distinct = [a if first_of.get(id(a)) == i else None for i, a in enumerate(flat_args)]
         for group in _shared_storage_groups(distinct):
             members = [flat_args[i] for i in group]
@@ -142,7 +142,7 @@ class _Inputs:
             numel = max(_extent(m) for m in members)
             whole = torch.as_strided if reapply_views else torch.ops.aten.as_strided_copy.default
             flat = whole(members[0], (numel,), (1,), 0)
-            base = _C._fz_wrap(flat)
+            base = _C._fz_wrap(flat, eager_layout=True)
             for i, a in zip(group, members, strict=True):
                 view = torch.as_strided(base, a.size(), a.stride(), a.storage_offset())
                 # another dtype of the same element size: the same elements reinterpreted

@@ -350,3 +350,28 @@ def test_negated_views_of_an_empty_tensor_under_symbolic_shapes() -> None:
         return t2, t3, t4 + 1
 
     _check(f, lambda: (torch.zeros(3, 0, dtype=torch.int64)[..., ::2],), removes=("mutations_and_views",))
+
+
+def test_as_strided_copy_of_an_input_with_gaps_addresses_its_storage() -> None:
+    # Issue 16: with remove="mutations_and_views" the written input's value is compact, and
+    # as_strided_copy addressed that copy ([1, 5, 9]); eager addresses x's storage.
+    def f(x):
+        x.add_(1)
+        return torch.as_strided_copy(x, (3,), (2,))
+
+    _check(f, lambda: (torch.arange(10)[::2],))
+
+
+def test_a_view_eager_rejects_on_its_layout_is_rejected_with_copied_views() -> None:
+    # Issue 16: view_copy of the compact value of x[..., 1] accepted what eager's view of a
+    # channels_last x rejects.
+    def f(x):
+        return x[..., 1].view(5, -1)
+
+    _check(
+        f,
+        lambda: (torch.randn(5, 4, 3, 2).to(memory_format=torch.channels_last),),
+        error="view size is not compatible",
+        # (Symbolic shapes: torch's own meta kernel of view raises a ValueError, with either mode.)
+        tracing_modes=("real",),
+    )
