@@ -1,6 +1,7 @@
 #include "functionalize/alias_state.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
@@ -78,6 +79,8 @@ void AliasState::add_update(at::Tensor new_value, const ViewChain& views, const 
   pending_.push_back(Update{std::move(new_value), views, fold, direct});
   ++generation_;
   mutated_ = true;
+  written_with_grad_ = written_with_grad_ || at::GradMode::is_enabled();
+  detached_from_autograd_ = detached_from_autograd_ || (!at::GradMode::is_enabled() && base_.requires_grad());
 }
 
 void AliasState::set_base(at::Tensor new_base) {
@@ -85,6 +88,8 @@ void AliasState::set_base(at::Tensor new_base) {
   base_ = std::move(new_base);
   ++generation_;
   mutated_ = true;
+  written_with_grad_ = written_with_grad_ || at::GradMode::is_enabled();
+  detached_from_autograd_ = detached_from_autograd_ || (!at::GradMode::is_enabled() && base_.requires_grad());
 }
 
 void AliasState::replace_base(at::Tensor new_base, at::Tensor old_layout, at::Tensor new_layout) {

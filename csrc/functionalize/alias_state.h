@@ -26,6 +26,15 @@ class AliasState {
   uint64_t generation() const { return generation_; }
   // True once any alias of the storage was written (inputs need a copy back).
   bool mutated() const { return mutated_; }
+  // Some write happened with autograd recording (grad mode on): the input's
+  // write-back records it too. Writes under torch.no_grad() (an optimizer's
+  // update of its parameters) are written back without it, as eager made them.
+  bool written_with_grad() const { return written_with_grad_; }
+  // A tensor that requires grad was written under torch.no_grad(): eager keeps
+  // it the same autograd leaf, but its functional value is a new tensor that
+  // autograd does not connect to it, so reading it with grad mode on would
+  // lose its gradients (see fallback.cpp, unwrap_arguments).
+  bool detached_from_autograd() const { return detached_from_autograd_; }
 
   // `new_value` is the value the alias reached through `views` now holds.
   void add_update(at::Tensor new_value, const ViewChain& views, const c10::OperatorName& writer,
@@ -81,6 +90,8 @@ class AliasState {
   at::Tensor current_layout_;
   c10::Storage storage_;
   bool eager_layout_ = false;
+  bool written_with_grad_ = false;
+  bool detached_from_autograd_ = false;
 };
 
 }  // namespace fxinplace::functionalize

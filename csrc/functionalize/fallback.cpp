@@ -45,9 +45,17 @@ ArgScan scan(Args args) {
 std::string op_name(const c10::OperatorHandle& op) { return c10::toString(op.operator_name()); }
 
 void unwrap_arguments(torch::jit::Stack* stack, size_t num_args, bool reapply) {
+  const bool grad = at::GradMode::is_enabled();
   for (auto it = stack->end() - num_args; it != stack->end(); ++it)
-    *it = map_tensors(*it,
-                      [&](const at::Tensor& t) { return is_functional(t) ? unwrap_synced(t, reapply) : t; });
+    *it = map_tensors(*it, [&](const at::Tensor& t) {
+      if (!is_functional(t)) return t;
+      TORCH_CHECK(
+          !grad || !functional_impl(t)->alias()->detached_from_autograd(),
+          "fxinplace.functionalize: a tensor that requires grad, written under torch.no_grad(), is read "
+          "with grad mode on; its functional value is not connected to it by autograd, so gradients "
+          "would not reach it. Read it under torch.no_grad() too, or write it with grad mode on");
+      return unwrap_synced(t, reapply);
+    });
 }
 
 void wrap_returns(torch::jit::Stack* stack, size_t num_returns) {
@@ -118,10 +126,27 @@ bool compute_in_out_dtype(const OpClass& c, const std::vector<c10::IValue>& orig
   return true;
 }
 
+// Eager's autograd check of an in-place op, which never sees our tensors: a
+// leaf that requires grad (an input parameter), or a view of one, is written
+// only under torch.no_grad() (an optimizer's update).
+void check_leaf_written(const c10::OperatorHandle& op, const OpClass& c,
+                        const std::vector<c10::IValue>& args) {
+  if (!at::GradMode::is_enabled()) return;
+  for (size_t p : c.written)
+    for_each_tensor(args[p], [&](const at::Tensor& t) {
+      if (!t.defined() || !is_functional(t)) return;
+      const at::Tensor& base = functional_impl(t)->alias()->base_value();
+      TORCH_CHECK(!(base.requires_grad() && base.is_leaf()), "fxinplace.functionalize: ", op_name(op),
+                  ": a leaf Variable that requires grad (or a view of one) is being used in an in-place "
+                  "operation (write it under torch.no_grad(), as optimizers do)");
+    });
+}
+
 // x.add_(y) -> x's alias group records `add(x, y)` as x's new value.
 void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::Stack* stack, bool reapply) {
   const size_t num_args = op.schema().arguments().size();
   std::vector<c10::IValue> originals(stack->end() - num_args, stack->end());
+  check_leaf_written(op, c, originals);
   torch::jit::Stack functional_stack;
   functional_stack.reserve(c.functional_args.size());
   if (c.functional_is_composite) {

@@ -210,10 +210,18 @@ FunctionalTensorImpl* functional_impl(const at::Tensor& t) {
   return static_cast<FunctionalTensorImpl*>(t.unsafeGetTensorImpl());
 }
 
+// The wrapper reads `requires_grad` as its value does (autograd runs on the
+// values, below our key), so code that asks (x.requires_grad) sees eager's answer.
+at::Tensor mirror_requires_grad(at::Tensor wrapper, const at::Tensor& value) {
+  if (value.requires_grad()) wrapper.unsafeGetTensorImpl()->set_requires_grad(true);
+  return wrapper;
+}
+
 at::Tensor wrap_new(const at::Tensor& value, bool eager_layout) {
   auto alias = std::make_shared<AliasState>(value);
   if (eager_layout) alias->mark_eager_layout();
-  return at::detail::make_tensor<FunctionalTensorImpl>(value, std::move(alias), ViewChain{}, 0);
+  return mirror_requires_grad(
+      at::detail::make_tensor<FunctionalTensorImpl>(value, std::move(alias), ViewChain{}, 0), value);
 }
 
 at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent,
@@ -242,8 +250,10 @@ at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent
   }
   ViewChain views = parent.views();
   views.push_back(std::move(record));
-  return at::detail::make_tensor<FunctionalTensorImpl>(
-      value, parent.alias(), std::move(views), parent.generation(), std::move(layout), parent.base_version());
+  return mirror_requires_grad(at::detail::make_tensor<FunctionalTensorImpl>(
+                                  value, parent.alias(), std::move(views), parent.generation(),
+                                  std::move(layout), parent.base_version()),
+                              value);
 }
 
 at::Tensor unwrap_synced(const at::Tensor& t, bool reapply_views) {

@@ -121,6 +121,10 @@ void bind_functionalize(py::module_& m) {
       "The sizes of the input's base after resize_/out= resized it (None if it was not resized): the input "
       "is resized to them first, so its storage grows as in eager.");
   m.def("_fz_mutated", [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->mutated(); });
+  m.def(
+      "_fz_written_with_grad",
+      [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->written_with_grad(); },
+      "Whether some write into the tensor's alias group happened with grad mode on.");
   m.def("_fz_set_auto_functionalize_hook", &install_hook);
   py::class_<Region>(m, "_FunctionalizeRegion")
       .def(py::init<bool>())

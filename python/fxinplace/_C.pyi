@@ -642,6 +642,11 @@ def _fz_wrap(t: torch.Tensor, eager_layout: bool = False) -> torch.Tensor:
     Wraps t in a new functional tensor; eager_layout: t is laid out as eager lays it out (an input).
     """
 
+def _fz_written_with_grad(arg0: torch.Tensor) -> bool:
+    """
+    Whether some write into the tensor's alias group happened with grad mode on.
+    """
+
 def check_rewrite(problem: tuple) -> tuple:
     """
     Simulate a functional graph and its rewrite on tagged memory (see csrc/core/rewrite_checker.h); returns (outcome, node, operand, reason, message), outcome 0 ok, 1 violation, 2 cannot check.

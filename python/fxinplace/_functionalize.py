@@ -187,13 +187,17 @@ def _write_back(
     if grown is not None and (geometry is None or _geometry_extent(*geometry) <= _extent(original)):
         grown = None
     new_value = _C._fz_unwrap(functional, reapply_views)
+    # Written only under torch.no_grad() (an optimizer updating a parameter): so is the
+    # write-back, as eager recorded nothing for the writes.
+    recorded = _C._fz_written_with_grad(functional)
 
     def write_back() -> None:
-        if grown is not None:
-            original.resize_(grown)
-        if geometry is not None and tuple(geometry) != _geometry(original):
-            original.as_strided_(*geometry)
-        original.copy_(new_value)
+        with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
+            if grown is not None:
+                original.resize_(grown)
+            if geometry is not None and tuple(geometry) != _geometry(original):
+                original.as_strided_(*geometry)
+            original.copy_(new_value)
 
     return write_back
 
@@ -280,6 +284,40 @@ def _register_higher_order_ops() -> None:
             op.py_impl(_KEY)(functools.partial(_reject_higher_order_op, name))
 
 
+# Tensor methods that read a tensor's memory directly, without the dispatcher: on a
+# functional tensor (whose storage holds no data) they would read nothing, or garbage.
+_HOST_READS = ("numpy", "tolist", "__array__")
+
+
+def _host_read(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def read(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if not _C._fz_is_functional(self):
+            return original(self, *args, **kwargs)
+        reapply = _C._fz_reapply_views() if _C._fz_region_active() else True
+        value = _C._fz_unwrap(self, reapply)  # its current value, every write applied
+        try:
+            return original(value, *args, **kwargs)
+        except (RuntimeError, NotImplementedError, TypeError) as e:
+            raise RuntimeError(
+                f"fxinplace.functionalize: Tensor.{name}() reads the values of a tensor, which this "
+                f"run does not have (under tracing the values are symbolic): {e}"
+            ) from e
+
+    read._fxinplace_host_read = True  # type: ignore[attr-defined]
+    return read
+
+
+def _install_host_reads() -> None:
+    """`numpy()`, `tolist()` and `__array__` (printing uses `tolist()`) of a functional
+    tensor read its current value: the methods are wrapped once, on the first
+    `functionalize` call; other tensors go straight to the original method."""
+    for name in _HOST_READS:
+        original = getattr(torch.Tensor, name)
+        if not getattr(original, "_fxinplace_host_read", False):
+            setattr(torch.Tensor, name, _host_read(name, original))
+
+
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:
     """Returns ``func`` with mutations (and, with ``remove="mutations_and_views"``, views) removed.
 
@@ -297,6 +335,7 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
         flat_args, spec = tree_flatten((args, kwargs))
         _check_not_nested(flat_args)
         _register_higher_order_ops()
+        _install_host_reads()
         # torch.cond and other higher-order ops compile themselves with dynamo
         # when run eagerly; dynamo cannot trace functional tensors, and our
         # kernels for those ops run them eagerly anyway.

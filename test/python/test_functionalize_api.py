@@ -296,3 +296,79 @@ def test_resizing_an_input_without_writing_it_resizes_the_input() -> None:
     x, y = torch.arange(4.0), torch.arange(4.0)
     assert torch.equal(fxinplace.functionalize(f)(x), f(y))
     assert x.shape == y.shape == (2,) and torch.equal(x, y)
+
+
+# ---- what users do inside functions (issue 16)
+
+
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+def test_host_reads_see_the_current_value(remove: str) -> None:
+    # numpy() read uninitialized memory and tolist()/print raised before: they read the
+    # tensor's storage, which a functional tensor does not have; now its synced value.
+    def f(x):
+        y = x * 2
+        y[1:].add_(1)
+        return y, y.numpy().tolist(), y.tolist(), repr(y), float(y[1]), y.__array__().tolist()
+
+    x = torch.arange(3.0)
+    want = f(x.clone())
+    got = fxinplace.functionalize(f, remove=remove)(x.clone())
+    assert torch.equal(want[0], got[0])
+    assert want[1:] == got[1:]
+
+
+def test_host_reads_under_symbolic_tracing_are_a_clear_error() -> None:
+    def f(x):
+        return torch.tensor(x.tolist()) + x
+
+    with pytest.raises(RuntimeError, match=r"fxinplace.functionalize: Tensor.tolist\(\)"):
+        make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(torch.ones(3))
+
+
+def test_an_optimizer_style_update_under_no_grad() -> None:
+    # A leaf that requires grad, written under torch.no_grad() (how optimizers update
+    # parameters): eager allows it, and the input keeps requiring grad.
+    def f(w, g):
+        seen = w.requires_grad
+        with torch.no_grad():
+            w.sub_(0.1 * g)
+        return seen
+
+    w, g = torch.nn.Parameter(torch.ones(3)), torch.arange(3.0)
+    want_w = torch.nn.Parameter(torch.ones(3))
+    want = f(want_w, g)
+    got = fxinplace.functionalize(f)(w, g)
+    assert got is True and want is True
+    assert torch.equal(w.detach(), want_w.detach()) and w.requires_grad and w.grad_fn is None
+
+
+def test_a_leaf_written_with_grad_on_raises_eagers_error() -> None:
+    def f(w):
+        w.mul_(2)
+        return w
+
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        f(torch.nn.Parameter(torch.ones(2)))
+    with pytest.raises(RuntimeError, match="fxinplace.functionalize: .*a leaf Variable that requires grad"):
+        fxinplace.functionalize(f)(torch.nn.Parameter(torch.ones(2)))
+
+
+def test_reading_with_grad_after_a_no_grad_write_is_a_clear_error() -> None:
+    # Eager keeps w the same autograd leaf; its functional value is a new tensor that
+    # gradients would not reach, so the read is refused rather than silently detached.
+    def f(w, x):
+        with torch.no_grad():
+            w.mul_(2)
+        return x * w
+
+    with pytest.raises(RuntimeError, match="fxinplace.functionalize: .*written under torch.no_grad"):
+        fxinplace.functionalize(f)(torch.nn.Parameter(torch.ones(2)), torch.ones(2))
+
+
+def test_requires_grad_reads_as_in_eager() -> None:
+    def f(a, b):
+        c = a * b
+        return a.requires_grad, b.requires_grad, c.requires_grad, c[0].requires_grad
+
+    args = (torch.ones(2, requires_grad=True), torch.ones(2))
+    assert fxinplace.functionalize(f)(*args) == f(*args) == (True, False, True, True)
