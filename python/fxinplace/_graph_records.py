@@ -20,7 +20,7 @@ from fxinplace._higher_order import is_opaque_higher_order
 from fxinplace._metadata import Fresh, Metadata
 from fxinplace._op_info import op_info
 from fxinplace._symbolic_geometry import Symbols, _static
-from fxinplace._validate import is_input_write_back
+from fxinplace._validate import is_input_write_back, written_input
 
 UNSET = -(2**63)  # a slice bound left out (the planner's ScatterSpec::kUnset)
 
@@ -159,11 +159,11 @@ def _read_op(
     info = op_info(node.target)
     if info.mutates and is_input_write_back(node):
         written = node.args[0]
-        written_input = written if written.op == "placeholder" else written.args[0]
+        into = written_input(node)
         value = node.args[1] if node.target is torch.ops.aten.copy_.default else None
         b.write_back(
             node.name,
-            index[written_input],
+            index[into],
             index[written],
             index[value] if isinstance(value, Node) else None,
             operands,

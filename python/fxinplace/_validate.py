@@ -92,7 +92,8 @@ def _check_sample_arg(i: int, node: Node, arg: Any) -> None:
     problems = []
     if arg.dtype != val.dtype:
         problems.append(f"dtype {arg.dtype} instead of {val.dtype}")
-    if arg.device.type != val.device.type:
+    # (A meta tensor carries every fact the pass reads: geometry, dtype, storage sharing.)
+    if arg.device.type != val.device.type and arg.device.type != "meta":
         problems.append(f"device {arg.device} instead of {val.device}")
     if arg.dim() != val.dim():
         problems.append(f"{arg.dim()} dims instead of {val.dim()}")
@@ -114,8 +115,15 @@ def is_input_write_back(node: Node) -> bool:
     dst = node.args[0] if node.args else None
     if not isinstance(dst, Node):
         return False
-    if node.target in _METADATA_WRITE_BACKS:
-        return dst.op == "placeholder"
-    if node.target is not torch.ops.aten.copy_.default:
+    if node.target not in _METADATA_WRITE_BACKS and node.target is not torch.ops.aten.copy_.default:
         return False
+    # resize_ then as_strided_ (an out= argument resized, then laid out as the kernel's result).
     return dst.op == "placeholder" or (dst.target in _METADATA_WRITE_BACKS and is_input_write_back(dst))
+
+
+def written_input(node: Node) -> Node:
+    """The placeholder an input write-back (`is_input_write_back`) writes."""
+    dst = node.args[0]
+    while dst.op != "placeholder":
+        dst = dst.args[0]
+    return dst

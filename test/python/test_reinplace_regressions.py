@@ -293,3 +293,33 @@ def test_an_inplace_overload_without_the_pointwise_tag_is_checked_as_elementwise
     """eq.Tensor is tagged pointwise, eq_.Tensor is not: eq(a, a) -> eq_(a, a) is elementwise
     (each element read before it is written), and the checker must say so (random seed 561)."""
     _assert_same_as_eager(_eq_with_its_own_slice, [torch.ones(1, 1, dtype=torch.bool).t()], pipeline)
+
+
+# ---- issue 16: graphs fxinplace.functionalize records, and meta sample args
+
+
+def _out_resized_then_laid_out(x, o):
+    # o (3,) resized to (3, 2), then laid out as mul's result (strides (1, 3)):
+    # the write-back is resize_(o) -> as_strided_(resize_) -> copy_.
+    return torch.mul(x.t(), 2, out=o)
+
+
+def test_an_out_argument_resized_then_laid_out_is_a_write_back() -> None:
+    def make():
+        return (torch.arange(6.0).reshape(2, 3), torch.zeros(3, 1)[:, 0])
+
+    gm = _fx(_out_resized_then_laid_out, make())
+    assert "as_strided_ = torch.ops.aten.as_strided_.default(resize_" in gm.code
+    fxinplace.reinplace(gm, *make(), check=True)  # refused before: "mutates its arguments"
+    got_args, want_args = make(), make()
+    assert torch.equal(gm(*got_args), _out_resized_then_laid_out(*want_args))
+    assert torch.equal(got_args[1], want_args[1]) and got_args[1].stride() == want_args[1].stride()
+
+
+def test_meta_sample_args_plan_the_same_graph() -> None:
+    # A meta tensor carries every fact the pass reads (geometry, dtype, storage sharing).
+    args = (torch.randn(4, 4),)
+    with_real = fxinplace.reinplace(_tf(_write_through_view_then_two_reads, args), *args)
+    meta = (args[0].to("meta"),)
+    with_meta = fxinplace.reinplace(_tf(_write_through_view_then_two_reads, args), *meta)
+    assert with_meta.code == with_real.code
