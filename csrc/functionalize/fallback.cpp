@@ -304,6 +304,23 @@ void run_inplace_view(const c10::OperatorHandle& op, const OpClass& c, torch::ji
   stack->push_back(self);
 }
 
+// x.set_(src): eager points x at src's storage, with src's geometry; x becomes
+// an alias of src (later writes through either are seen by both). An input
+// so changed is written back whole (see _functionalize.py).
+//   p.set_(torch.cat([p, p])); y = p * 2  ->  cat = cat(p, p); y = mul(cat, 2)
+void run_set_to_tensor(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const at::Tensor source = torch::jit::pop(*stack).toTensor();
+  const at::Tensor self = torch::jit::pop(*stack).toTensor();
+  TORCH_CHECK(is_functional(source), "fxinplace.functionalize: ", op_name(op),
+              ": the source is a tensor created outside the functionalized function (captured); pass it "
+              "to the function as an input instead");
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(), "fxinplace.functionalize: ", op_name(op),
+              ": Could not set tensor of type ", source.scalar_type(), " to a tensor of type ",
+              self.scalar_type());
+  functional_impl(self)->set_to(*functional_impl(source));
+  stack->push_back(self);
+}
+
 // as_strided_copy(x, size, stride, offset) addresses x's storage, as the view
 // as_strided does; with remove="mutations_and_views" x's value is a compact
 // copy, so it runs as what it is, as_strided(x, ...).clone(): the view is
@@ -375,6 +392,10 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     run_inplace_view(op, c, stack);
     return;
   }
+  if (c.kind == OpKind::kSetToTensor && self_functional) {
+    run_set_to_tensor(op, stack);
+    return;
+  }
   if (self_functional && !reapply_views() && op.schema().name() == "aten::as_strided_copy") {
     run_as_strided_copy(stack);
     return;
@@ -411,6 +432,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     case OpKind::kInplaceView:
     case OpKind::kResize:
     case OpKind::kLift:
+    case OpKind::kSetToTensor:
     case OpKind::kPure:
       break;
   }

@@ -68,6 +68,14 @@ void FunctionalTensorImpl::become(const FunctionalTensorImpl& other) {
   key_set_ = other.key_set_;
 }
 
+void FunctionalTensorImpl::set_to(const FunctionalTensorImpl& source) {
+  if (source.alias_ != alias_) {
+    storage_ = source.storage_;
+    storage_changed_ = true;
+  }
+  become(source);
+}
+
 void FunctionalTensorImpl::replace_base(const at::Tensor& new_value) {
   // Eager resizes in place: the storage and its offset stay; sizes and
   // strides are the new value's.

@@ -45,6 +45,10 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
               CopiesFold fold = CopiesFold::kWrittenCopy);
   // Takes over another alias's view and value (in-place view ops like t_()).
   void become(const FunctionalTensorImpl& other);
+  // x.set_(src): x becomes an alias of src, in src's storage (alias group);
+  // an input so changed is written back whole (storage_changed()).
+  void set_to(const FunctionalTensorImpl& source);
+  bool storage_changed() const { return storage_changed_; }
   // Gives a base alias a value of a new shape (resize_, out= resizing).
   void replace_base(const at::Tensor& new_value);
   // An alias made before its base was resized keeps its eager place in the
@@ -96,6 +100,7 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   ViewChain views_;
   uint64_t generation_;
   uint64_t base_version_;
+  bool storage_changed_ = false;
 };
 
 bool is_functional(const at::Tensor& t);

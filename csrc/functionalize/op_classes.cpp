@@ -129,9 +129,13 @@ OpClass compute_class(const c10::OperatorHandle& op) {
 
   if (ns_name == "aten::lift_fresh" || ns_name == "aten::lift") {
     c.kind = OpKind::kLift;
+  } else if (ns_name == "aten::set_" && op.schema().overload_name() == "source_Tensor") {
+    c.kind = OpKind::kSetToTensor;
   } else if (ns_name == "aten::set_") {
     c.kind = OpKind::kUnsupported;
-    c.unsupported_reason = "set_() swaps the storage of a tensor, which functionalization cannot express";
+    c.unsupported_reason =
+        "set_() to a storage or to a geometry of another tensor swaps the storage of a tensor, which "
+        "functionalization cannot express (set_(tensor) is supported)";
   } else if (ns_name == "aten::resize_" || ns_name == "aten::resize_as_") {
     c.kind = OpKind::kResize;
   } else if (op.hasTag(at::Tag::inplace_view)) {

@@ -16,6 +16,7 @@ enum class OpKind {
   kResize,       // resize_, resize_as_ (see resize.h)
   kMutating,     // writes arguments (`Tensor(a!)`), in-place and out= ops
   kLift,         // lift_fresh/lift: a constant (torch.tensor) enters the region
+  kSetToTensor,  // x.set_(src): x becomes an alias of src
   kUnsupported,  // reason in `unsupported_reason`
 };
 

@@ -122,6 +122,9 @@ void bind_functionalize(py::module_& m) {
       "is resized to them first, so its storage grows as in eager.");
   m.def("_fz_mutated", [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->mutated(); });
   m.def(
+      "_fz_storage_changed", [](const at::Tensor& t) { return fz::functional_impl(t)->storage_changed(); },
+      "Whether set_() pointed the tensor at another tensor's storage.");
+  m.def(
       "_fz_written_with_grad",
       [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->written_with_grad(); },
       "Whether some write into the tensor's alias group happened with grad mode on.");

@@ -172,6 +172,8 @@ def _write_back(
     original: torch.Tensor, functional: torch.Tensor, reapply_views: bool, shared_base: torch.Tensor | None
 ) -> Callable[[], None] | None:
     """Computes what ``original`` must become; returns the write-back to run after the region."""
+    if _C._fz_storage_changed(functional):
+        return _write_back_whole(original, functional, reapply_views)
     geometry = _metadata_change(original, functional, shared_base)
     if geometry is None and not _C._fz_mutated(functional):
         return None
@@ -198,6 +200,31 @@ def _write_back(
             if geometry is not None and tuple(geometry) != _geometry(original):
                 original.as_strided_(*geometry)
             original.copy_(new_value)
+
+    return write_back
+
+
+def _write_back_whole(
+    original: torch.Tensor, functional: torch.Tensor, reapply_views: bool
+) -> Callable[[], None]:
+    """`set_` pointed the input at another tensor's storage: the caller's tensor takes that
+    tensor's value and geometry (resized to hold it) rather than sharing its storage, as
+    torch.func.functionalize writes it back."""
+    new_value = _C._fz_unwrap(functional, reapply_views)
+    # The functional tensor answers with eager's layout (its value may be a compact copy).
+    size, stride = list(functional.shape), list(functional.stride())
+    if _geometry_repeats_memory((size, stride, 0)):
+        stride = list(torch.empty(size, device="meta").stride())
+    recorded = _C._fz_written_with_grad(functional)
+
+    def write_back() -> None:
+        with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
+            target = original
+            if _extent(original) < _geometry_extent(size, stride, 0) or list(original.shape) != size:
+                target = target.resize_(_geometry_extent(size, stride, 0))
+            if _geometry(target) != (size, stride, 0):
+                target = target.as_strided_(size, stride, 0)
+            target.copy_(new_value)
 
     return write_back
 

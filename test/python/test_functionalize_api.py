@@ -75,13 +75,59 @@ def test_writing_a_captured_tensor_with_functional_data_is_rejected() -> None:
     assert torch.equal(captured, torch.zeros(2)), "the captured tensor must stay untouched"
 
 
-def test_set_is_a_clear_error() -> None:
+def _set_to_a_concatenation_and_back(p):
+    saved = p.detach().clone()
+    p.set_(torch.cat([p, p]))
+    y = p * 2
+    p.set_(saved)
+    p.add_(1)
+    return y
+
+
+def _set_to_a_bigger_tensor(p):
+    p.set_(torch.cat([p, p]))
+    return p.sum()
+
+
+def _set_then_write_through_both(x):
+    y = x.clone()
+    z = torch.zeros(3)
+    y.set_(z)
+    z.add_(1)  # y aliases z now: it sees the write
+    return y * 2
+
+
+def _set_to_a_transposed_view(x):
+    src = torch.arange(6.0).reshape(2, 3).t()
+    x.set_(src)
+    return x + 0
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        _set_to_a_concatenation_and_back,
+        _set_to_a_bigger_tensor,
+        _set_then_write_through_both,
+        _set_to_a_transposed_view,
+    ],
+)
+def test_set_to_a_tensor(fn) -> None:
+    # Issue 16: set_(tensor) was refused; torch.func.functionalize handles it. The input
+    # takes the value (and shape) it ends with, as torch.func writes it back.
+    from fxinplace.testing.functionalize_differential import eager_parity_problems
+
+    problems = eager_parity_problems(fn, lambda: (torch.arange(3.0),), tracing_modes=("real",))
+    assert not problems, "\n".join(problems)
+
+
+def test_set_to_a_storage_is_a_clear_error() -> None:
     def f(x: torch.Tensor) -> torch.Tensor:
         y = x.clone()
-        y.set_(torch.zeros(3))
+        y.set_(torch.zeros(3).untyped_storage())
         return y
 
-    with pytest.raises(RuntimeError, match=r"cannot functionalize aten::set_\.source_Tensor"):
+    with pytest.raises(RuntimeError, match=r"cannot functionalize aten::set_\.source_Storage"):
         fxinplace.functionalize(f)(torch.ones(2))
 
 
