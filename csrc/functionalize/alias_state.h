@@ -14,6 +14,8 @@
 
 namespace fxinplace::functionalize {
 
+class InputAliasSet;
+
 class AliasState {
  public:
   explicit AliasState(at::Tensor base);
@@ -66,6 +68,21 @@ class AliasState {
   void mark_eager_layout() { eager_layout_ = true; }
   // Shared, dataless: makes untyped_storage() identical across aliases.
   const c10::Storage& storage() const { return storage_; }
+  // Inputs sharing one storage start as groups of their own that take one
+  // storage identity (see input_alias_set.h).
+  void share_storage(c10::Storage storage) { storage_ = std::move(storage); }
+  void set_region(uint64_t region) { region_ = region; }
+  const std::shared_ptr<InputAliasSet>& input_set() const { return input_set_; }
+  void set_input_set(std::shared_ptr<InputAliasSet> set) { input_set_ = std::move(set); }
+  // This group was joined into `to`, its base the view of `to`'s base at
+  // `layout` (eager's geometry, a meta tensor): its tensors follow it there
+  // (FunctionalTensorImpl::follow_move) when next used.
+  void move_to(std::shared_ptr<AliasState> to, at::Tensor layout) {
+    moved_to_ = std::move(to);
+    moved_layout_ = std::move(layout);
+  }
+  const std::shared_ptr<AliasState>& moved_to() const { return moved_to_; }
+  const at::Tensor& moved_layout() const { return moved_layout_; }
 
  private:
   struct Update {
@@ -92,6 +109,9 @@ class AliasState {
   bool eager_layout_ = false;
   bool written_with_grad_ = false;
   bool detached_from_autograd_ = false;
+  std::shared_ptr<InputAliasSet> input_set_;
+  std::shared_ptr<AliasState> moved_to_;
+  at::Tensor moved_layout_;
 };
 
 }  // namespace fxinplace::functionalize

@@ -16,6 +16,7 @@
 #include "functionalize/dispatch_key.h"
 #include "functionalize/eager_write_rules.h"
 #include "functionalize/functional_tensor.h"
+#include "functionalize/input_alias_set.h"
 #include "functionalize/ivalue_tensors.h"
 #include "functionalize/meta_geometry.h"
 #include "functionalize/op_classes.h"
@@ -371,11 +372,26 @@ void check_region(const c10::OperatorHandle& op, const OpClass& c, Args args) {
     });
 }
 
+// Inputs sharing a storage are joined where the sharing shows (input_alias_set.h).
+void join_inputs_touched(const c10::OperatorHandle& op, Args args) {
+  const std::string& name = op.schema().name();
+  const bool addresses_storage = name == "aten::as_strided" || name == "aten::as_strided_copy" ||
+                                 name == "aten::as_strided_scatter" || name == "aten::as_strided_";
+  const bool reapply = reapply_views();
+  for (const c10::IValue& a : args)
+    for_each_tensor(a, [&](const at::Tensor& t) {
+      if (t.defined() && is_functional(t)) join_inputs_if_needed(t, addresses_storage, reapply);
+    });
+}
+
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OpClass& c = classify(op);
   const size_t num_args = op.schema().arguments().size();
   const ArgScan s = scan(torch::jit::last(*stack, num_args));
-  if (s.any_functional) check_region(op, c, torch::jit::last(*stack, num_args));
+  if (s.any_functional) {
+    join_inputs_touched(op, torch::jit::last(*stack, num_args));
+    check_region(op, c, torch::jit::last(*stack, num_args));
+  }
   if (c.composite_implicit && (s.any_functional || !s.any_tensor)) {
     op.callBoxedForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd, *stack);
     return;

@@ -76,6 +76,19 @@ void FunctionalTensorImpl::set_to(const FunctionalTensorImpl& source) {
   become(source);
 }
 
+void FunctionalTensorImpl::follow_move() {
+  while (alias_->moved_to()) {
+    TORCH_CHECK(base_version_ == 0,
+                "fxinplace.functionalize: a view of an input that shares memory with "
+                "another input was taken before the input was resized");
+    // Where eager has this alias: its views replayed on its input's place.
+    at::Tensor where = measure_on_meta(alias_->moved_layout(), views_);
+    alias_ = alias_->moved_to();
+    base_version_ = alias_->base_version();
+    view_storage_at(where, "an input's view lies outside the storage it shares with another input");
+  }
+}
+
 void FunctionalTensorImpl::replace_base(const at::Tensor& new_value) {
   // Eager resizes in place: the storage and its offset stay; sizes and
   // strides are the new value's.
@@ -215,7 +228,9 @@ bool is_functional(const at::Tensor& t) {
 FunctionalTensorImpl* functional_impl(const at::Tensor& t) {
   // Only FunctionalTensorImpl carries kFunctionalizeKey: register_fallback
   // made sure nobody else owns the key.
-  return static_cast<FunctionalTensorImpl*>(t.unsafeGetTensorImpl());
+  auto* impl = static_cast<FunctionalTensorImpl*>(t.unsafeGetTensorImpl());
+  if (C10_UNLIKELY(impl->alias()->moved_to() != nullptr)) impl->follow_move();
+  return impl;
 }
 
 // The wrapper reads `requires_grad` as its value does (autograd runs on the

@@ -48,6 +48,10 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   // x.set_(src): x becomes an alias of src, in src's storage (alias group);
   // an input so changed is written back whole (storage_changed()).
   void set_to(const FunctionalTensorImpl& source);
+  // Follows a join of input groups (AliasState::moved_to): becomes the view of
+  // the joined base at its eager place. Called by functional_impl().
+  void follow_move();
+  void share_storage(const c10::Storage& storage) { storage_ = storage; }
   bool storage_changed() const { return storage_changed_; }
   // Gives a base alias a value of a new shape (resize_, out= resizing).
   void replace_base(const at::Tensor& new_value);

@@ -9,6 +9,7 @@
 #include "functionalize/auto_functionalize.h"
 #include "functionalize/dispatch_key.h"
 #include "functionalize/functional_tensor.h"
+#include "functionalize/input_alias_set.h"
 #include "functionalize/meta_geometry.h"
 #include "functionalize/region.h"
 
@@ -93,9 +94,23 @@ void bind_functionalize(py::module_& m) {
       "Wraps t in a new functional tensor; eager_layout: t is laid out as eager lays it out (an input).");
   m.def("_fz_unwrap", [](const at::Tensor& t, bool reapply_views) {
     TORCH_CHECK(fz::is_functional(t), "fxinplace.functionalize: not a functional tensor");
+    fz::join_inputs_if_needed(t, /*addresses_storage=*/false, reapply_views);
     c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
     return fz::unwrap_synced(t, reapply_views);
   });
+  m.def("_fz_share_inputs", &fz::InputAliasSet::share, py::arg("wrapped"), py::arg("originals"),
+        "Inputs that share one storage (or one input with gaps), each already wrapped: joined into one alias "
+        "group where the sharing shows (see csrc/functionalize/input_alias_set.h).");
+  m.def(
+      "_fz_joined_base",
+      [](const at::Tensor& t) -> std::optional<at::Tensor> {
+        const auto& set = fz::functional_impl(t)->alias()->input_set();
+        if (!set || !set->joined()) return std::nullopt;
+        return set->flat_base();
+      },
+      py::arg("t"),
+      "The flat base an input's set was joined over (the unwrapped value it started as), or None while "
+      "its inputs are separate.");
   m.def(
       "_fz_eager_geometry",
       [](const at::Tensor& t, const at::Tensor& original) -> std::optional<py::tuple> {

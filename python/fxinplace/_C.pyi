@@ -859,6 +859,11 @@ def _fz_eager_geometry(arg0: torch.Tensor, arg1: torch.Tensor) -> tuple | None:
 
 def _fz_from_current_region(arg0: torch.Tensor) -> bool: ...
 def _fz_is_functional(arg0: torch.Tensor) -> bool: ...
+def _fz_joined_base(t: torch.Tensor) -> torch.Tensor | None:
+    """
+    The flat base an input's set was joined over (the unwrapped value it started as), or None while its inputs are separate.
+    """
+
 def _fz_mutated(arg0: torch.Tensor) -> bool: ...
 def _fz_reapply_views() -> bool: ...
 def _fz_region_active() -> bool: ...
@@ -873,6 +878,13 @@ def _fz_resized_base_sizes(arg0: torch.Tensor) -> list[int | torch.SymInt] | Non
     """
 
 def _fz_set_auto_functionalize_hook(arg0: typing.Any) -> None: ...
+def _fz_share_inputs(
+    wrapped: collections.abc.Sequence[torch.Tensor], originals: collections.abc.Sequence[torch.Tensor]
+) -> None:
+    """
+    Inputs that share one storage (or one input with gaps), each already wrapped: joined into one alias group where the sharing shows (see csrc/functionalize/input_alias_set.h).
+    """
+
 def _fz_storage_changed(arg0: torch.Tensor) -> bool:
     """
     Whether set_() pointed the tensor at another tensor's storage.

@@ -111,18 +111,16 @@ class _Inputs:
     The same tensor object passed twice (``f(x, x)``) is one functional tensor,
     so metadata changes (``x.t_()``) are seen through both arguments. Distinct
     inputs that share a storage (``f(x, x[1:])``) must see each other's writes,
-    as in eager: they become views of one base over the storage (a flat
-    ``as_strided`` of the first of them, spanning every input of the group),
-    each input then ``as_strided`` of it at its own geometry. An input with gaps
-    between its elements becomes such a view too, so that its place in the storage
-    (and the memory between its elements) outlives its first write. Runs inside
-    the region, so those views are recorded by the fallback.
+    as in eager, and an input with gaps between its elements must keep its place
+    in the storage (and the memory between its elements) past its first write:
+    each is wrapped on its own, and the C++ side joins them into one alias group
+    over their common storage where that shows (an op reading one after another
+    was written; see csrc/functionalize/input_alias_set.h). Until then the graph
+    reads and writes the inputs themselves, naming none of their geometry.
     """
 
     def __init__(self, flat_args: list[Any], reapply_views: bool) -> None:
         self.wrapped: list[Any] = list(flat_args)
-        # index of an aliased input -> the unwrapped flat base its group was built on
-        self.shared_base: dict[int, torch.Tensor] = {}
         first_of: dict[int, int] = {}
         for i, a in enumerate(flat_args):
             if not isinstance(a, torch.Tensor):
@@ -139,15 +137,7 @@ class _Inputs:
                     f"({', '.join(sorted({str(m.dtype) for m in members}))}) are not supported; "
                     "pass one of them and view it inside the function instead"
                 )
-            numel = max(_extent(m) for m in members)
-            whole = torch.as_strided if reapply_views else torch.ops.aten.as_strided_copy.default
-            flat = whole(members[0], (numel,), (1,), 0)
-            base = _C._fz_wrap(flat, eager_layout=True)
-            for i, a in zip(group, members, strict=True):
-                view = torch.as_strided(base, a.size(), a.stride(), a.storage_offset())
-                # another dtype of the same element size: the same elements reinterpreted
-                self.wrapped[i] = view if a.dtype == base.dtype else view.view(a.dtype)
-                self.shared_base[i] = flat
+            _C._fz_share_inputs([self.wrapped[i] for i in group], members)
         for i, a in enumerate(flat_args):
             if isinstance(a, torch.Tensor) and first_of[id(a)] != i:
                 self.wrapped[i] = self.wrapped[first_of[id(a)]]
@@ -157,11 +147,10 @@ def _geometry(t: torch.Tensor) -> tuple[list[Any], list[Any], Any]:
     return list(t.shape), list(t.stride()), t.storage_offset()
 
 
-def _metadata_change(
-    original: torch.Tensor, functional: torch.Tensor, shared_base: torch.Tensor | None
-) -> tuple[Any, Any, Any] | None:
+def _metadata_change(original: torch.Tensor, functional: torch.Tensor) -> tuple[Any, Any, Any] | None:
     """Where t_()/unsqueeze_()/resize_()/out= resizing left an input in its storage, as
     (size, stride, storage_offset); None where its metadata did not change."""
+    shared_base = _C._fz_joined_base(functional)
     geometry = _C._fz_eager_geometry(functional, original if shared_base is None else shared_base)
     if geometry is not None and shared_base is not None and tuple(geometry) == _geometry(original):
         return None  # an aliased input is a view of the shared base from the start
@@ -169,12 +158,12 @@ def _metadata_change(
 
 
 def _write_back(
-    original: torch.Tensor, functional: torch.Tensor, reapply_views: bool, shared_base: torch.Tensor | None
+    original: torch.Tensor, functional: torch.Tensor, reapply_views: bool
 ) -> Callable[[], None] | None:
     """Computes what ``original`` must become; returns the write-back to run after the region."""
     if _C._fz_storage_changed(functional):
         return _write_back_whole(original, functional, reapply_views)
-    geometry = _metadata_change(original, functional, shared_base)
+    geometry = _metadata_change(original, functional)
     if geometry is None and not _C._fz_mutated(functional):
         return None
     final = tuple(geometry) if geometry is not None else _geometry(original)
@@ -245,8 +234,7 @@ def _functionalized_subgraph(name: str, fn: Callable[..., Any], reapply_views: b
             out = fn(*tree_unflatten(inputs.wrapped, spec))
             for i, w in enumerate(inputs.wrapped):
                 if isinstance(w, torch.Tensor) and (
-                    _C._fz_mutated(w)
-                    or _metadata_change(flat_args[i], w, inputs.shared_base.get(i)) is not None
+                    _C._fz_mutated(w) or _metadata_change(flat_args[i], w) is not None
                 ):
                     raise RuntimeError(
                         f"fxinplace.functionalize: a subgraph of torch.ops.higher_order.{name} changes its "
@@ -382,7 +370,7 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
             # One write-back per tensor object: f(x, x) writes x once.
             first_index = {id(a): i for i, a in reversed(list(enumerate(flat_args)))}
             write_backs = [
-                _write_back(original, functional, reapply_views, inputs.shared_base.get(i))
+                _write_back(original, functional, reapply_views)
                 for i, (original, functional) in enumerate(zip(flat_args, inputs.wrapped, strict=True))
                 if isinstance(original, torch.Tensor) and first_index[id(original)] == i
             ]
