@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "check_reasons.h"
+
 namespace fxinplace::checker {
 
 // Which value a byte holds. 0 is "never written" (uninitialised memory); any
@@ -32,6 +34,9 @@ struct StorageDecl {
   int64_t nbytes = 0;       // size when the storage first appears
   int64_t granularity = 1;  // bytes per cell to start with; divides the itemsize of every tensor on it
   int32_t input = -1;       // index into CheckProblem::inputs; -1: memory the graph allocates
+  // The dtype (TensorRef::dtype code) of the buffer: of the tensor that
+  // allocated it, or of the graph inputs on it; -1 when unknown or several.
+  int32_t dtype = -1;
 };
 
 enum class EffectKind : uint8_t {
@@ -69,6 +74,19 @@ enum class WriteRule : uint8_t {
   kForeachInplace,
 };
 
+// How Inductor runs a node (read only under CheckProblem::inductor; see
+// inductor_contract.h). A node Inductor generates code for may be inlined into
+// the kernel of a later write that uses its value; an extern one may not.
+enum class InductorCode : uint8_t {
+  kNone,       // not given: an extern kernel is assumed
+  kExtern,     // a library kernel or fallback (mm, convolution, custom ops, higher-order ops, ...):
+               // its operands are realized before it runs, its results are buffers
+  kPointwise,  // generated code computing element e of each result from element e of each
+               // operand (broadcast), or, for a write, writing element e of self from them
+  kAnyIndex,   // generated code that may read any element of its operands for any element
+               // it computes (flip, a reduction, a gather), or, for a write, a scatter
+};
+
 struct CheckNode {
   std::string name;
   std::string op;               // for messages: "aten.mul_.Tensor"
@@ -81,11 +99,14 @@ struct CheckNode {
   int32_t self_operand = -1;  // kInplace: the operand written
   std::vector<int32_t> written_operands;  // kCustomOp: operands the op writes
   std::vector<int32_t> self_operands;     // kForeachInplace: per list element k, the operand written
-  std::vector<int32_t> element_of;        // kForeachInplace: per read, its list element; -1: every element's
-  bool is_output = false;                 // the graph's output node; reads are its tensors
+  // kForeachInplace, and a functional `_foreach_*` node (whose effect k is its
+  // result for list element k: rule 5): per read, its list element; -1: every element's.
+  std::vector<int32_t> element_of;
+  bool is_output = false;  // the graph's output node; reads are its tensors
   // kInplace: the op is commutative in its first two operands, which may come
   // in either order relative to the functional node's.
   bool commutative_pair = false;
+  InductorCode inductor = InductorCode::kNone;  // rewritten graph, CheckProblem::inductor only
 };
 
 struct CheckGraph {
@@ -118,6 +139,10 @@ struct CheckProblem {
   // computed in its own memory). The other rules still prove every read and
   // the inputs' final contents; without it only write-backs and custom ops may.
   bool inputs_written_back_may_be_written = false;
+  // Also prove Inductor's contract (rule 5 in rewrite_checker.h): what
+  // `reinplace(policy="inductor")` hands Inductor must be sound as Inductor
+  // lowers it, not only as FX runs it.
+  bool inductor = false;
 };
 
 enum class Outcome : uint8_t { kOk, kViolation, kCannotCheck };
@@ -126,8 +151,8 @@ struct CheckResult {
   Outcome outcome = Outcome::kOk;
   int32_t node = -1;     // rewritten.nodes index; -1: after the last node (final inputs)
   int32_t operand = -1;  // index into that node's reads, when the finding is about one
-  std::string reason;    // stable identifier: "wrong_value", "input_written", ...
-  std::string message;   // names the node, the operand and the values involved
+  CheckReason reason = CheckReason::kOk;
+  std::string message;  // names the node, the operand and the values involved
 };
 
 }  // namespace fxinplace::checker

@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "inductor_contract.h"
 #include "tag_memory.h"
 
 namespace fxinplace::checker {
@@ -13,7 +14,7 @@ namespace {
 // A violation of the rewritten graph, found while simulating one of its nodes.
 struct Found {
   int32_t operand;
-  std::string reason;
+  CheckReason reason;
   std::string message;
 };
 
@@ -121,7 +122,8 @@ class Checker {
       : problem_(problem),
         space_(problem),
         functional_(problem, problem.functional, space_),
-        rewritten_(problem, problem.rewritten, space_) {
+        rewritten_(problem, problem.rewritten, space_),
+        contract_(problem, rewritten_.memory()) {
     collect_write_backs();
   }
 
@@ -144,7 +146,7 @@ class Checker {
     } catch (const CannotCheck& e) {
       result.outcome = Outcome::kCannotCheck;
       result.node = at;
-      result.reason = "cannot_check";
+      result.reason = CheckReason::kCannotCheck;
       result.message = at >= 0 ? node_text(problem_.rewritten.nodes[at]) + ": " + e.what() : e.what();
     }
     return result;
@@ -199,6 +201,8 @@ class Checker {
     if (node.write_rule == WriteRule::kForeachInplace) check_foreach_aliasing(node);
     if (node.write_rule == WriteRule::kCustomOp) check_custom_op_aliasing(node, *twin);
     if (node.is_output) check_output_aliasing(node, *twin);
+    if (node.is_output) check_output_layouts(node, *twin);
+    if (const auto found = contract_.check(index)) throw Found{found->operand, found->reason, found->message};
     if (twin) {
       for (const Effect& e : twin->effects) functional_.apply_functional(e, node.counterpart);
       next_functional_ = node.counterpart + 1;
@@ -210,10 +214,12 @@ class Checker {
     if (e.kind == EffectKind::kFill) {
       const std::string why = rewritten_.fill_mismatch(e);
       const bool same_shape = problem_.slots.at(e.slot).sizes == e.dst.sizes;
-      if (!why.empty()) throw Found{-1, same_shape ? "wrong_dtype" : "wrong_shape", why};
+      if (!why.empty())
+        throw Found{-1, same_shape ? CheckReason::kWrongDtype : CheckReason::kWrongShape, why};
     }
     check_input_writes(e, node);
     rewritten_.apply(e, index);
+    contract_.wrote(e.dst.storage, index);
   }
 
   // Rule 3: which graph input bytes a rewritten node may write.
@@ -224,25 +230,26 @@ class Checker {
     auto where = [&](int64_t byte) { return " at storage element " + std::to_string(byte / in.itemsize); };
     if (in.constant) {
       const int64_t first = e.kind == EffectKind::kGrow ? 0 : first_address(e.dst);
-      throw Found{-1, "constant_written", "writes module constant " + in.name + where(first)};
+      throw Found{-1, CheckReason::kConstantWritten, "writes module constant " + in.name + where(first)};
     }
     const bool may = node.write_rule == WriteRule::kWriteBack || node.write_rule == WriteRule::kCustomOp ||
                      problem_.inputs_written_back_may_be_written;
     if (e.kind == EffectKind::kGrow) {
       if (node.write_rule != WriteRule::kWriteBack)
-        throw Found{-1, "input_written", "resizes graph input " + in.name + ", which is not a write-back"};
+        throw Found{-1, CheckReason::kInputWritten,
+                    "resizes graph input " + in.name + ", which is not a write-back"};
       return;
     }
     const std::vector<bool>& mask = written_back_[input];
     for (int64_t a : element_addresses(e.dst)) {
       if (!may)
-        throw Found{-1, "input_written",
+        throw Found{-1, CheckReason::kInputWritten,
                     "writes graph input " + in.name + where(a) +
                         "; only functionalization's write-backs may write graph inputs"};
       for (int64_t b = a; b < a + e.dst.itemsize; ++b)
         if (static_cast<size_t>(b) >= mask.size() || !mask[b])
           throw Found{
-              -1, "input_written",
+              -1, CheckReason::kInputWritten,
               "writes graph input " + in.name + where(b) + ", which the functional graph never writes back"};
     }
   }
@@ -266,7 +273,7 @@ class Checker {
   // the same either way.
   void compare_reads(const CheckNode& node, const CheckNode& twin) {
     if (node.reads.size() != twin.reads.size())
-      throw Found{-1, "operand_count",
+      throw Found{-1, CheckReason::kOperandCount,
                   "has " + std::to_string(node.reads.size()) + " tensor operands; functional node " +
                       twin.name + " has " + std::to_string(twin.reads.size())};
     std::vector<size_t> order(node.reads.size());
@@ -292,12 +299,12 @@ class Checker {
       const int32_t operand = static_cast<int32_t>(k);
       functional_.memory().check_in_bounds(theirs.ref, "functional operand " + operand_text(theirs));
       if (mine.ref.sizes != theirs.ref.sizes)
-        throw Found{operand, "wrong_shape",
+        throw Found{operand, CheckReason::kWrongShape,
                     "operand " + operand_text(mine) + " has shape " + sizes_text(mine.ref.sizes) +
                         "; the functional graph's " + operand_text(theirs) + " has shape " +
                         sizes_text(theirs.ref.sizes)};
       if (mine.ref.itemsize != theirs.ref.itemsize || mine.ref.dtype != theirs.ref.dtype)
-        throw Found{operand, "wrong_dtype",
+        throw Found{operand, CheckReason::kWrongDtype,
                     "operand " + operand_text(mine) + " has another dtype than the functional graph's " +
                         operand_text(theirs)};
       if (!mine.values_read || !theirs.values_read) continue;
@@ -312,7 +319,7 @@ class Checker {
       const int64_t at = static_cast<int64_t>(bad.first - got.begin());
       const int64_t element = at / per_element;
       const int64_t byte = element_addresses(mine.ref)[element] + (at % per_element) * unit;
-      throw Found{operand, "wrong_value",
+      throw Found{operand, CheckReason::kWrongValue,
                   "reads " + operand_text(mine) + " at element " + index_text(mine.ref.sizes, element) +
                       ", which holds " + holder_text(rewritten_, mine.ref, byte, *bad.first) +
                       "; the functional graph has " + space_.describe(*bad.second) + " there"};
@@ -332,7 +339,7 @@ class Checker {
     const int64_t per_element = self.ref.itemsize / memory.granularity(self.ref.storage);
     for (size_t i = 0; i < self_cells.size(); ++i) {
       if (!seen.insert(self_cells[i]).second)
-        throw Found{node.self_operand, "self_overlap",
+        throw Found{node.self_operand, CheckReason::kSelfOverlap,
                     "writes " + operand_text(self) + " in place, but its element " +
                         index_text(self.ref.sizes, static_cast<int64_t>(i) / per_element) +
                         " shares memory with another of its elements"};
@@ -351,7 +358,7 @@ class Checker {
       if (node.pointwise && exactly_self) continue;
       const int64_t element =
           (hit - cells.begin()) / (other.ref.itemsize / memory.granularity(other.ref.storage));
-      throw Found{static_cast<int32_t>(k), "operand_overlaps_self",
+      throw Found{static_cast<int32_t>(k), CheckReason::kOperandOverlapsSelf,
                   "writes " + operand_text(self) + " in place while reading operand " + operand_text(other) +
                       ", whose element " + index_text(other.ref.sizes, element) + " is in self's memory" +
                       (node.pointwise ? " without being exactly self" : " (the op is not pointwise)")};
@@ -391,10 +398,10 @@ class Checker {
         if (fresh) continue;
         const std::string element = index_text(self.ref.sizes, static_cast<int64_t>(i) / per_element);
         if (it->second == static_cast<int32_t>(k))
-          throw Found{s, "self_overlap",
+          throw Found{s, CheckReason::kSelfOverlap,
                       "writes " + operand_text(self) + " in place, but its element " + element +
                           " shares memory with another of its elements"};
-        throw Found{s, "foreach_self_overlap",
+        throw Found{s, CheckReason::kForeachSelfOverlap,
                     "writes " + operand_text(self) + " in place, but its element " + element +
                         " shares memory with " + operand_text(node.reads[node.self_operands[it->second]]) +
                         ", which it writes too; the kernel may process the list's elements in any order"};
@@ -419,7 +426,7 @@ class Checker {
         if (e != k && !(e < 0 && n == 1)) {
           const std::string whose =
               e < 0 ? "read for every element of the list" : "read for element " + std::to_string(e);
-          throw Found{operand, "operand_overlaps_other_element",
+          throw Found{operand, CheckReason::kOperandOverlapsOtherElement,
                       "writes " + operand_text(self) + " in place while operand " + operand_text(other) +
                           " (" + whose + ") has its element " + element +
                           " in that memory; the kernel may process the list's elements in any order"};
@@ -428,7 +435,7 @@ class Checker {
                                   other.ref.sizes == self.ref.sizes &&
                                   element_addresses(other.ref) == self_addresses[k];
         if (node.pointwise && exactly_self) break;  // all its cells are self[k]'s
-        throw Found{operand, "operand_overlaps_self",
+        throw Found{operand, CheckReason::kOperandOverlapsSelf,
                     "writes " + operand_text(self) + " in place while reading operand " +
                         operand_text(other) + ", whose element " + element + " is in self's memory" +
                         (node.pointwise ? " without being exactly self" : " (the op is not pointwise)")};
@@ -446,7 +453,7 @@ class Checker {
         if (static_cast<int32_t>(k) == w) continue;
         if (!overlap(rewritten_.memory(), node.reads[w].ref, node.reads[k].ref)) continue;
         if (overlap(functional_.memory(), twin.reads[w].ref, twin.reads[k].ref)) continue;
-        throw Found{w, "operand_overlaps_written",
+        throw Found{w, CheckReason::kOperandOverlapsWritten,
                     "writes " + operand_text(node.reads[w]) +
                         " in place while it shares memory with operand " + operand_text(node.reads[k]) +
                         "; in the functional graph they are separate"};
@@ -464,12 +471,12 @@ class Checker {
       if (mine == theirs) continue;
       const int32_t operand = static_cast<int32_t>(i);
       if (mine >= 0)
-        throw Found{operand, "output_aliases_input",
+        throw Found{operand, CheckReason::kOutputAliasesInput,
                     operand_text(node.reads[i]) + " shares memory with graph input " +
                         problem_.inputs[mine].name +
                         (theirs >= 0 ? " instead of " + problem_.inputs[theirs].name : "") +
                         "; in the functional graph it does not"};
-      throw Found{operand, "output_aliases_input",
+      throw Found{operand, CheckReason::kOutputAliasesInput,
                   operand_text(node.reads[i]) + " does not share memory with graph input " +
                       problem_.inputs[theirs].name + " as it does in the functional graph"};
     }
@@ -478,11 +485,36 @@ class Checker {
         const bool mine = node.reads[i].ref.storage == node.reads[j].ref.storage;
         const bool theirs = twin.reads[i].ref.storage == twin.reads[j].ref.storage;
         if (mine == theirs) continue;
-        throw Found{static_cast<int32_t>(j), "output_aliases_output",
+        throw Found{static_cast<int32_t>(j), CheckReason::kOutputAliasesOutput,
                     operand_text(node.reads[i]) + " and " + operand_text(node.reads[j]) +
                         (mine ? " share memory; in the functional graph they do not"
                               : " do not share memory as they do in the functional graph")};
       }
+    }
+  }
+
+  // Rule 2: each output has the functional graph's layout, which is eager's
+  // (sizes and dtype are compared with its value, rule 1): the same strides
+  // and storage offset, as a caller sees them. Strides of dimensions of size
+  // one and the layout of empty outputs address nothing and are not compared
+  // (as Inductor's own assert_size_stride).
+  // Strides, not the storage offset: an output computed in place into a view
+  // of a dead intermediate (`y = x + 1; return y[1:] * 3` -> mul_ into y[1:])
+  // starts where the view starts, eager's fresh result at 0 -- the stock pass
+  // makes that rewrite too, and values, sizes and strides are eager's.
+  void check_output_layouts(const CheckNode& node, const CheckNode& twin) {
+    for (size_t i = 0; i < node.reads.size() && i < twin.reads.size(); ++i) {
+      const TensorRef& mine = node.reads[i].ref;
+      const TensorRef& theirs = twin.reads[i].ref;
+      if (mine.sizes != theirs.sizes || numel(mine.sizes) == 0) continue;
+      bool same = mine.strides.size() == theirs.strides.size();
+      for (size_t d = 0; same && d < mine.sizes.size(); ++d)
+        same = mine.sizes[d] == 1 || mine.strides[d] == theirs.strides[d];
+      if (same) continue;
+      throw Found{static_cast<int32_t>(i), CheckReason::kOutputLayout,
+                  operand_text(node.reads[i]) + " has strides " + sizes_text(mine.strides) +
+                      "; the functional graph's " + operand_text(twin.reads[i]) +
+                      " (eager's layout) has strides " + sizes_text(theirs.strides)};
     }
   }
 
@@ -496,7 +528,7 @@ class Checker {
       const TagMemory& fm = functional_.memory();
       const TagMemory& rm = rewritten_.memory();
       if (fm.nbytes(f) != rm.nbytes(r))
-        throw Found{-1, "final_input",
+        throw Found{-1, CheckReason::kFinalInput,
                     "at the end graph input " + in.name + " has " + std::to_string(rm.nbytes(r)) +
                         " bytes of storage; the functional graph leaves " + std::to_string(fm.nbytes(f))};
       const int64_t unit = std::min(fm.granularity(f), rm.granularity(r));
@@ -506,7 +538,7 @@ class Checker {
         std::string text = space_.describe(got);
         const int32_t writer = rm.byte_writer(r, b);
         if (writer >= 0) text += " (written by " + problem_.rewritten.nodes[writer].name + ")";
-        throw Found{-1, "final_input",
+        throw Found{-1, CheckReason::kFinalInput,
                     "at the end, storage element " + std::to_string(b / in.itemsize) + " of graph input " +
                         in.name + " holds " + text + "; the functional graph leaves " +
                         space_.describe(want) + " there"};
@@ -524,6 +556,7 @@ class Checker {
   TagSpace space_;
   Run functional_;
   Run rewritten_;
+  InductorContract contract_;  // rule 5, when problem_.inductor
   int32_t next_functional_ = 0;
   std::vector<std::vector<bool>> written_back_;  // per input, per byte
 };
@@ -536,7 +569,7 @@ CheckResult check_rewrite(const CheckProblem& problem) {
   } catch (const CannotCheck& e) {  // while setting up
     CheckResult result;
     result.outcome = Outcome::kCannotCheck;
-    result.reason = "cannot_check";
+    result.reason = CheckReason::kCannotCheck;
     result.message = e.what();
     return result;
   }

@@ -9,6 +9,7 @@ import typing
 
 __all__: list[str] = [
     "Action",
+    "CONJ_BIT",
     "CheckEffect",
     "CheckInductorCode",
     "CheckOutcome",
@@ -18,6 +19,7 @@ __all__: list[str] = [
     "Destination",
     "GraphBuilder",
     "LayoutUse",
+    "NEG_BIT",
     "OpFacts",
     "Plan",
     "Reason",
@@ -249,6 +251,8 @@ class Reason:
 
       SCATTER_UNPROVEN
 
+      SELF_FLIPS_VALUES
+
       INDUCTOR_DTYPE_VIEW
 
       INDUCTOR_FUSED_READ
@@ -273,6 +277,7 @@ class Reason:
     RESULT_READ_AFTER_WRITE_BACK: typing.ClassVar[Reason]
     SCATTER_KEPT_FOR_FUSION: typing.ClassVar[Reason]
     SCATTER_UNPROVEN: typing.ClassVar[Reason]
+    SELF_FLIPS_VALUES: typing.ClassVar[Reason]
     SELF_IS_INPUT: typing.ClassVar[Reason]
     SELF_OVERLAPS: typing.ClassVar[Reason]
     SELF_REPEATED: typing.ClassVar[Reason]
@@ -915,3 +920,6 @@ def op_facts(name: str, overload: str) -> OpFacts:
     """
     Facts of an operator overload, e.g. op_facts('aten::add', 'Tensor').
     """
+
+CONJ_BIT: int = 65536
+NEG_BIT: int = 131072

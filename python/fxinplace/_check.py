@@ -33,6 +33,12 @@ What a node does to memory, decided here from the op alone:
 Non-tensor arguments (sizes, dims, scalars) of a rewritten node must equal
 those of the functional node of the same name, since tags do not see them.
 
+Outputs must also have the functional graph's layout (strides, storage offset).
+Under `compiler="inductor"` each rewritten node also says how Inductor runs it
+(`_check_inductor.inductor_code`: extern, pointwise, any index), and the
+simulation proves Inductor's contract (csrc/core/inductor_contract.h).
+Verdicts are `_C.CheckReason`s (csrc/core/check_reasons.h).
+
 Costs: two real runs of the graph, and O(elements read and written) for the
 simulation. For tests; not meant for production-sized graphs.
 """
@@ -58,10 +64,18 @@ _aten = torch.ops.aten
 _AFV2 = torch.ops.higher_order.auto_functionalized_v2
 _AFV1 = torch.ops.higher_order.auto_functionalized
 
-# Layouts shared with csrc/python/checker_bindings.cpp.
-_FILL, _COPY, _GROW = 0, 1, 2
-_RULE_NONE, _RULE_INPLACE, _RULE_WRITE_BACK, _RULE_CUSTOM_OP, _RULE_FOREACH = range(5)
-_OK, _VIOLATION, _CANNOT_CHECK = range(3)
+# Tuple layouts shared with csrc/python/checker_bindings.cpp; its enums.
+_FILL, _COPY, _GROW = _C.CheckEffect.FILL, _C.CheckEffect.COPY, _C.CheckEffect.GROW
+_RULE_NONE = _C.CheckWriteRule.NONE
+_RULE_INPLACE = _C.CheckWriteRule.INPLACE
+_RULE_WRITE_BACK = _C.CheckWriteRule.WRITE_BACK
+_RULE_CUSTOM_OP = _C.CheckWriteRule.CUSTOM_OP
+_RULE_FOREACH = _C.CheckWriteRule.FOREACH_INPLACE
+_OK, _CANNOT_CHECK = _C.CheckOutcome.OK, _C.CheckOutcome.CANNOT_CHECK
+# The checker's verdicts (csrc/core/check_reasons.h): ReinplaceCheckError.reason is the name.
+_REASON = _C.CheckReason
+#: What `check_reinplaced(compiler=...)` also proves the rewrite sound for.
+COMPILERS = (None, "inductor")
 
 _WRITE_BACK_OPS = (_aten.copy_.default, _aten.resize_.default, _aten.as_strided_.default)
 # Ops that read only their operands' metadata: their results are checked as
@@ -80,6 +94,8 @@ _SHAPE_ONLY = {
         "new_empty new_empty_strided new_zeros new_ones new_full"
     ).split()
 }
+# Ops that read only the shape of their `self` (fill's value is read).
+_SHAPE_ONLY_SELF = {"aten::fill", "aten::zero"}
 # The view each scatter writes its source through, taken on the scatter's result.
 _SCATTER_VIEWS = {
     "aten::select_scatter": _aten.select.int,
@@ -95,10 +111,13 @@ class ReinplaceCheckError(AssertionError):
 
     `node` is the rewritten graph's node at fault (None: the graph as a whole,
     e.g. an input's final contents), `operand` the operand concerned (or None),
-    `reason` a stable identifier ("wrong_value", "input_written",
-    "operand_overlaps_self", ..., "raised"; "cannot_check" when the checker
-    could not model the graphs, "functional_raised" (FunctionalGraphRaisedError)
-    when the functional graph raises on the sample args; `cannot_check` is then True).
+    `reason` a stable name from the checker's table of reasons
+    (`fxinplace._C.CheckReason`, csrc/core/check_reasons.h: "wrong_value",
+    "input_written", "operand_overlaps_self", "output_layout", ...,
+    "fused_read_hazard", "raised"; "cannot_check" when the checker could not
+    model the graphs, "functional_raised" (FunctionalGraphRaisedError) when the
+    functional graph raises on the sample args; `cannot_check` is then True);
+    `reason_text` says what it means.
     """
 
     def __init__(
@@ -115,6 +134,12 @@ class ReinplaceCheckError(AssertionError):
         self.operand = operand
         self.reason = reason
         self.cannot_check = cannot_check
+
+    @property
+    def reason_text(self) -> str:
+        """The reason in words (the checker's table)."""
+        found = getattr(_REASON, self.reason, None)
+        return found.text if found is not None else ""
 
 
 class FunctionalGraphRaisedError(ReinplaceCheckError, RuntimeError):
@@ -142,6 +167,7 @@ def check_reinplaced(
     reinplaced_gm: GraphModule,
     *sample_args: Any,
     inputs_written_back_may_be_written: bool = False,
+    compiler: str | None = None,
 ) -> None:
     """Raise ReinplaceCheckError unless `reinplaced_gm` provably computes what
     `functional_gm` computes on `sample_args` (outputs, output aliasing, inputs'
@@ -160,7 +186,15 @@ def check_reinplaced(
     inputs_written_back_may_be_written: any node may write the bytes of a
     graph input that the functional graph writes back (what
     `reinplace(policy="compile")` does); every read and the final contents are
-    still proven."""
+    still proven.
+
+    compiler="inductor": also prove the rewrite sound as Inductor lowers it
+    (what `reinplace(policy="inductor", check=True)` asks): no in-place write
+    through a view of another dtype than its buffer's, and no write whose fused
+    producers read the written buffer at other elements where the rewrite
+    introduced it (csrc/core/inductor_contract.h states both rules)."""
+    if compiler not in COMPILERS:
+        raise ValueError(f"check_reinplaced: unknown compiler {compiler!r}; expected one of {COMPILERS}")
     for gm in (functional_gm, reinplaced_gm):
         if not isinstance(gm, GraphModule):
             raise TypeError(f"check_reinplaced expects torch.fx.GraphModules, got {type(gm).__name__}")
@@ -169,7 +203,7 @@ def check_reinplaced(
     # A compiler may call us inside its fake mode (AOTAutograd does): the runs
     # choose their own mode (see _Inputs), whatever is active around them.
     with unset_fake_temporarily():
-        _check(functional_gm, reinplaced_gm, sample_args, inputs_written_back_may_be_written)
+        _check(functional_gm, reinplaced_gm, sample_args, inputs_written_back_may_be_written, compiler)
 
 
 def _check(
@@ -177,24 +211,27 @@ def _check(
     reinplaced_gm: GraphModule,
     sample_args: tuple,
     inputs_written_back_may_be_written: bool,
+    compiler: str | None = None,
 ) -> None:
     try:
         inputs = _Inputs(functional_gm, sample_args)
         slots: list[tuple] = []
         functional = _Recorder(functional_gm, inputs, slots, None)
         functional.run()
-        rewritten = _Recorder(reinplaced_gm, inputs, slots, functional)
+        rewritten = _Recorder(reinplaced_gm, inputs, slots, functional, compiler=compiler)
         failure = rewritten.run()
     except _FunctionalRaised as e:
         raise FunctionalGraphRaisedError(
             f"fxinplace: cannot check the rewritten graph: {e}; it defines no values to check against",
             node=e.node,
-            reason="functional_raised",
+            reason=_REASON.functional_raised.name,
             cannot_check=True,
         ) from e.__cause__
     except _CannotCheck as e:
         raise ReinplaceCheckError(
-            f"fxinplace: cannot check the rewritten graph: {e}", reason="cannot_check", cannot_check=True
+            f"fxinplace: cannot check the rewritten graph: {e}",
+            reason=_REASON.cannot_check.name,
+            cannot_check=True,
         ) from e
     problem = (
         inputs.table(),
@@ -202,6 +239,7 @@ def _check(
         functional.graph_tuple(),
         rewritten.graph_tuple(),
         inputs_written_back_may_be_written,
+        compiler == "inductor",
     )
     outcome, index, operand, reason, message = _C.check_rewrite(problem)
     # Findings are (position, node, operand, reason, message, cannot_check); the
@@ -211,7 +249,7 @@ def _check(
         node = rewritten.check_nodes[index] if index >= 0 else None
         operand_name = rewritten.reads[index][operand] if index >= 0 and operand >= 0 else None
         where = index if index >= 0 else math.inf
-        findings.append((where, node, operand_name, reason, message, outcome == _CANNOT_CHECK))
+        findings.append((where, node, operand_name, reason.name, message, outcome == _CANNOT_CHECK))
     if failure is not None:
         findings.append(failure)
     if not findings:
@@ -450,14 +488,21 @@ class _Recorder:
     """
 
     def __init__(
-        self, gm: GraphModule, inputs: _Inputs, slots: list[tuple], functional: _Recorder | None
+        self,
+        gm: GraphModule,
+        inputs: _Inputs,
+        slots: list[tuple],
+        functional: _Recorder | None,
+        *,
+        compiler: str | None = None,
     ) -> None:
         self.gm = gm
+        self.compiler = compiler
         self.inputs = inputs
         self.slots = slots
         self.functional = functional
         self.storage_index: dict[int, int] = {}
-        self.storages: list[list] = []  # [nbytes, {itemsizes}, input]
+        self.storages: list[list] = []  # [nbytes, {itemsizes}, input, dtype (-1: several)]
         self.nodes: list[tuple] = []
         self.check_nodes: list[str] = []  # fx node name of each recorded node
         self.reads: list[list[str]] = []  # operand names of each recorded node
@@ -472,11 +517,15 @@ class _Recorder:
     # -- storages and refs --------------------------------------------------
 
     def storage(self, t: torch.Tensor, input_index: int = -1) -> int:
+        """The storage of `t`; the first tensor seen on it (a graph input's, or the
+        value that allocated it) gives the buffer's dtype."""
         key = t.untyped_storage()._cdata
         found = self.storage_index.get(key)
         if found is None:
             found = self.storage_index[key] = len(self.storages)
-            self.storages.append([t.untyped_storage().nbytes(), set(), input_index])
+            self.storages.append([t.untyped_storage().nbytes(), set(), input_index, _dtype_code(t.dtype)])
+        elif input_index >= 0 and self.storages[found][3] != _dtype_code(t.dtype):
+            self.storages[found][3] = -1  # inputs of several dtypes share it
         return found
 
     def ref(self, t: torch.Tensor) -> tuple:
@@ -500,9 +549,9 @@ class _Recorder:
 
     def graph_tuple(self) -> tuple:
         storages = []
-        for nbytes, itemsizes, input_index in self.storages:
+        for nbytes, itemsizes, input_index, dtype in self.storages:
             granularity = math.gcd(*itemsizes) if itemsizes else 1
-            storages.append((nbytes, granularity, input_index))
+            storages.append((nbytes, granularity, input_index, dtype))
         return (storages, self.nodes)
 
     # -- running ------------------------------------------------------------
@@ -575,7 +624,7 @@ class _Recorder:
             # Still check what it read: a wrong operand is the likelier cause,
             # and is reported first (same position, found first).
             _Translator(self, node, snap_args, snap_kwargs, args, kwargs, None).reads_only()
-            return (len(self.nodes) - 1, node.name, None, "raised", message, False)
+            return (len(self.nodes) - 1, node.name, None, _REASON.raised.name, message, False)
         self.env[node] = value
         _Translator(self, node, snap_args, snap_kwargs, args, kwargs, value).translate()
         return None
@@ -601,7 +650,7 @@ class _Recorder:
         reads: list,
         effects: list,
         *,
-        rule: int = _RULE_NONE,
+        rule: Any = _RULE_NONE,
         pointwise: bool = False,
         self_operand: int = -1,
         written: list[int] | None = None,
@@ -613,6 +662,11 @@ class _Recorder:
         self.check_nodes.append(node.name)
         self.reads.append([r[0] for r in reads])
         op = "" if node.op == "output" else _op_name(node.target)
+        inductor = _C.CheckInductorCode.NONE
+        if self.compiler == "inductor" and node.op != "output":
+            from fxinplace._check_inductor import inductor_code
+
+            inductor = inductor_code(node.target, rule)
         self.nodes.append(
             (
                 node.name,
@@ -628,13 +682,15 @@ class _Recorder:
                 is_output,
                 *(foreach or ([], [])),
                 commutative_pair,
+                inductor,
             )
         )
 
-    def finding(self, reason: str, message: str, node: Node) -> None:
+    def finding(self, reason: Any, message: str, node: Node) -> None:
+        """A finding of the frontend's own; `reason` a CheckReason."""
         position = len(self.nodes) - 0.5  # before the next recorded node runs
         text = f"node {node.name} ({_op_name(node.target)}): {message}"
-        self.findings.append((position, node.name, None, reason, text, False))
+        self.findings.append((position, node.name, None, reason.name, text, False))
 
     # -- slots ----------------------------------------------------------------
 
@@ -759,7 +815,7 @@ class _Translator:
         for name, value in scalars.items():
             if name in theirs and value != theirs[name]:
                 rec.finding(
-                    "wrong_argument",
+                    _REASON.wrong_argument,
                     f"passes {_show(value)} for argument {name!r} where the functional graph passes "
                     f"{_show(theirs[name])}",
                     node,
@@ -776,6 +832,7 @@ class _Translator:
             _walk("kwargs", snap_kwargs, found)
             return [(name, r.source, r.ref, True) for name, r in found]
         shape_only = target._schema.name in _SHAPE_ONLY
+        self_shape_only = target._schema.name in _SHAPE_ONLY_SELF
         out = []
         for name, value in _bind(target, snap_args, snap_kwargs).items():
             items = (
@@ -785,7 +842,9 @@ class _Translator:
             )
             for arg, v in items:
                 if isinstance(v, _Ref):
-                    out.append((arg, v.source, v.ref, not shape_only))
+                    out.append(
+                        (arg, v.source, v.ref, not (shape_only or (self_shape_only and arg == "self")))
+                    )
         return out
 
     def fresh_leaves(self) -> list[tuple[int, torch.Tensor]]:
@@ -809,7 +868,12 @@ class _Translator:
             return  # a view: writes nothing, reads nothing
         reads = self.operands(target, self.snap_args, self.snap_kwargs)
         effects = self.effects(target, [t for _, t in fresh], [k for k, _ in fresh])
-        self.rec.add(self.node, counterpart, [], reads, effects)
+        foreach = None
+        if target._schema.name.startswith("aten::_foreach_") and len(effects) == len(_leaves(self.value)):
+            # Result k is computed from the operands of list element k (and those beside
+            # the lists): what rule 5 follows back through it.
+            foreach = ([], [_list_element(r[0]) for r in reads])
+        self.rec.add(self.node, counterpart, [], reads, effects, foreach=foreach)
 
     def opaque(self) -> None:
         """Higher-order ops and other callables: read every tensor, return fresh ones."""
@@ -922,7 +986,7 @@ class _Translator:
                 counterpart = self.functional.index_of.get(node.name, -1) if twin is target else -1
                 if counterpart < 0:
                     rec.finding(
-                        "input_written",
+                        _REASON.input_written,
                         f"writes graph input {node.args[0]} ({_op_name(target)}) where the functional graph "
                         "has no such write-back",
                         node,
@@ -1025,15 +1089,19 @@ class _Translator:
         before = _bind(target, self.snap_args, self.snap_kwargs)[written]
         after = rec.ref(outs[0]) if outs else None
         if after is not None and after[1:4] != before.ref[1:4]:
-            rec.finding("metadata_changed", f"changes the sizes, strides or offset of {before.source}", node)
+            rec.finding(
+                _REASON.metadata_changed, f"changes the sizes, strides or offset of {before.source}", node
+            )
         effects = self.effects(functional_target, outs, list(range(len(outs))))
         # Some in-place overloads lack the tag their functional op has (eq_ vs eq.Tensor);
         # elementwise is a property of the computation, which the functional op states.
         functional_tags = getattr(functional_target, "tags", ())
+        # copy_ and copy.out write src's element e into element e: elementwise too.
         pointwise = (
             torch.Tag.pointwise in target.tags
             or torch.Tag.pointwise in functional_tags
             or target is _aten.copy_.default
+            or functional_target is _aten.copy.default
         )
         rec.add(
             node,
@@ -1296,6 +1364,12 @@ def _is_foreach_inplace(target: Any) -> bool:
         return False
     args = target._schema.arguments
     return bool(args) and _is_write(args[0]) and isinstance(args[0].type, torch.ListType)
+
+
+def _list_element(arg: str) -> int:
+    """k for an operand named `xs[k]`; -1 for a tensor argument beside the lists."""
+    _name, bracket, index = arg.partition("[")
+    return int(index[:-1]) if bracket else -1
 
 
 def _foreach_layout(target: torch._ops.OpOverload, reads: list[tuple]) -> tuple[list[int], list[int]]:

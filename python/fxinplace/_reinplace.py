@@ -61,6 +61,7 @@ def reinplace_report(
             with_clones_in_kwargs(gm) if options["inductor"] else gm,
             *sample_args,
             inputs_written_back_may_be_written=options["reuse_written_back_inputs"],
+            compiler="inductor" if options["inductor"] else None,
         )
     return report
 

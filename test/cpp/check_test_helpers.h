@@ -98,13 +98,13 @@ struct Pair {
 };
 
 inline void expect_ok(const CheckResult& r) {
-  EXPECT_EQ(r.outcome, Outcome::kOk) << r.reason << ": " << r.message;
+  EXPECT_EQ(r.outcome, Outcome::kOk) << check_reason_name(r.reason) << ": " << r.message;
 }
 
 inline void expect_violation(const CheckResult& r, const std::string& reason, int32_t node,
                              int32_t operand = -1) {
   EXPECT_EQ(r.outcome, Outcome::kViolation) << r.message;
-  EXPECT_EQ(r.reason, reason) << r.message;
+  EXPECT_EQ(std::string(check_reason_name(r.reason)), reason) << r.message;
   EXPECT_EQ(r.node, node) << r.message;
   if (operand >= 0) EXPECT_EQ(r.operand, operand) << r.message;
 }

@@ -28,7 +28,7 @@ inline Geometry contiguous(std::vector<Int> sizes, Int offset = 0) {
   Int stride = 1;
   for (size_t d = sizes.size(); d-- > 0;) {
     g.strides[d] = stride;
-    stride *= sizes[d];
+    if (d > 0) stride *= sizes[d];  // (the outermost size multiplies nothing: no overflow past it)
   }
   g.offset = offset;
   return g;

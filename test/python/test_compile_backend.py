@@ -3,7 +3,8 @@
 Oracles: eager (values, close: compiled graphs may reorder float math) and the same
 AOTAutograd graphs without the pass (``policy="none"``: bitwise equal, since re-inplacing
 changes where values live, not how they are computed); graph structure where a rewrite
-is promised (the KV-cache update writes the cache in place, the copy_ goes).
+is promised (the KV-cache update writes the cache in place, the copy_ goes). Every graph
+the pass rewrites is proven by the checker (``check=True``, ``CHECKED``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ import fxinplace.compile as fx_compile
 from fxinplace.testing.compile_programs import PROGRAMS, CacheUpdate, program
 
 pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+# The backend with every rewritten graph (forward, backward, inference) proven by
+# fxinplace.check_reinplaced.
+CHECKED = fx_compile.make_backend(check=True)
 
 
 def _steps(setup, fn, n=2):
@@ -60,7 +66,7 @@ DYNAMIC = ["gpt2_infer", "llama_train", "batchnorm_train", "kv_cache_decode", "a
 def test_compiled_program_equals_eager_and_the_unreinplaced_graphs(name: str) -> None:
     s = program(name).setup()
     eager = _steps(s, s.target)
-    ours = _run(name, "fxinplace")
+    ours = _run(name, CHECKED)
     _close(eager, ours, f"{name} vs eager")
     _equal(_run(name, fx_compile.make_backend(policy="none")), ours, name)
 
@@ -69,7 +75,7 @@ def test_compiled_program_equals_eager_and_the_unreinplaced_graphs(name: str) ->
 def test_dynamic_shapes(name: str) -> None:
     s = program(name).setup()
     eager = _steps(s, s.target, n=3)
-    _close(eager, _run(name, "fxinplace", dynamic=True, n=3), f"{name} (dynamic=True) vs eager")
+    _close(eager, _run(name, CHECKED, dynamic=True, n=3), f"{name} (dynamic=True) vs eager")
 
 
 def _captured(module: torch.nn.Module, *args, **options):
@@ -80,7 +86,7 @@ def _captured(module: torch.nn.Module, *args, **options):
         return make_boxed_func(gm.forward)
 
     torch._dynamo.reset()
-    compiled = torch.compile(module, backend=fx_compile.make_backend(inner, **options))
+    compiled = torch.compile(module, backend=fx_compile.make_backend(inner, check=True, **options))
     with torch.no_grad():
         out = compiled(*args)
     return graphs, out
@@ -117,7 +123,7 @@ def test_no_output_comes_to_alias_an_input() -> None:
 
     x = torch.arange(4.0)
     torch._dynamo.reset()
-    y = torch.compile(f, backend="fxinplace")(x)
+    y = torch.compile(f, backend="fxinplace", options={"check": True})(x)
     assert torch.equal(x, torch.arange(4.0) * 2) and torch.equal(y, x)
     assert y.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
 
@@ -130,7 +136,7 @@ def test_the_inner_compiler_gets_the_reinplaced_graphs_with_fake_inputs() -> Non
         return make_boxed_func(gm.forward)
 
     torch._dynamo.reset()
-    f = torch.compile(lambda x: (x + 1).relu() * 3, backend=fx_compile.make_backend(inner))
+    f = torch.compile(lambda x: (x + 1).relu() * 3, backend=fx_compile.make_backend(inner, check=True))
     x = torch.randn(8)
     assert torch.allclose(f(x), (x + 1).relu() * 3)
     ((gm, example_inputs),) = seen
@@ -152,7 +158,9 @@ def test_options_are_validated() -> None:
 def test_explain_logs_every_decision(caplog: pytest.LogCaptureFixture) -> None:
     torch._dynamo.reset()
     with caplog.at_level("INFO", logger="fxinplace.compile"):
-        torch.compile(lambda x: (x * 2).sin(), backend="fxinplace", options={"explain": True})(torch.ones(3))
+        torch.compile(lambda x: (x * 2).sin(), backend="fxinplace", options={"explain": True, "check": True})(
+            torch.ones(3)
+        )
     text = caplog.text
     assert "fxinplace: inference graph" in text and "sin: inplace: done" in text, text
 
@@ -162,7 +170,7 @@ def test_found_by_name_without_an_import() -> None:
     code = textwrap.dedent(
         """
         import sys, torch
-        f = torch.compile(lambda x: (x + 1).cos(), backend="fxinplace")
+        f = torch.compile(lambda x: (x + 1).cos(), backend="fxinplace", options={"check": True})
         x = torch.arange(3.0)
         assert torch.allclose(f(x), (x + 1).cos())
         assert "fxinplace" in torch._dynamo.list_backends(), torch._dynamo.list_backends()
@@ -191,7 +199,7 @@ def test_foreach_ops_become_their_in_place_forms() -> None:
     args = (torch.arange(3.0), torch.arange(4.0))
     for fn, in_place in ((dead, True), (read_later, False)):
         gm = make_fx(fn)(*args)
-        fxinplace.reinplace(gm, *args)
+        fxinplace.reinplace(gm, *args, check=True)
         targets = _targets(gm)
         assert (torch.ops.aten._foreach_mul_.Scalar in targets) == in_place, gm.code
         want = fn(*args)
