@@ -8,7 +8,8 @@ For every seed, ``fxinplace.testing.random_programs.generate(seed)`` builds a pr
 ``fxinplace.testing.pipelines.check_program`` runs it through every pipeline (eager
 ``fxinplace.functionalize``; ``torch.func.functionalize`` / ``fxinplace.functionalize`` traced
 by ``make_fx``, with and without dead-code elimination, ``remove="mutations_and_views"``,
-real and symbolic tracing; each re-inplaced and compared with its oracle). Prints the
+real and symbolic tracing; each re-inplaced and compared with its oracle; some graphs also
+re-inplaced with ``policy="compile"`` and ``policy="inductor"``). Prints the
 per-pipeline totals, the generator's feature coverage, the failures per pipeline and
 per signature (with the smallest seed; ``--minimize`` adds a minimised program for each
 signature), then clear errors, torch limitations and notes. Failures listed in

@@ -4,12 +4,13 @@ Each seed is a program from ``fxinplace.testing.random_programs`` (all dtypes, a
 inputs, deep view chains, writes through views, ``out=``, lines eager rejects), run through
 ``fxinplace.functionalize`` eagerly and through ``make_fx`` of ``torch.func.functionalize`` and
 ``fxinplace.functionalize`` (with and without DCE, both ``remove`` modes, real and symbolic
-tracing), each re-inplaced by ``fxinplace.reinplace`` and compared with eager and with the
-un-reinplaced graph. A program with a wrong result or an internal error fails, unless every
-one of its failures is a known issue (``random_pipelines_known.py``): then it xfails with the
-issue text.
+tracing), each re-inplaced by ``fxinplace.reinplace`` (with every policy: ``"stock"``, and
+``"compile"`` and ``"inductor"`` for the ``func``, ``fxf`` and ``fxf@sym`` graphs) and compared
+with eager and with the un-reinplaced graph. A program with a wrong result or an internal
+error fails, unless every one of its failures is a known issue (``random_pipelines_known.py``):
+then it xfails with the issue text.
 
-``FXINPLACE_PIPELINES_COUNT`` sets the number of seeds (default 200: under three minutes on
+``FXINPLACE_PIPELINES_COUNT`` sets the number of seeds (default 200: about four minutes on
 two cores). For thousands of programs, use ``benchmarks/run_random_pipelines.py``.
 
 The harness itself is tested too: a deliberately unsound re-inplacing pass and

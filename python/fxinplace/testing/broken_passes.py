@@ -14,7 +14,7 @@ import torch.fx
 
 import fxinplace
 
-__all__ = ["inplace_first_candidate"]
+__all__ = ["broken_compile_backend", "inplace_first_candidate"]
 
 
 def _inplace_sibling(target: object) -> torch._ops.OpOverload | None:
@@ -32,6 +32,24 @@ def inplace_first_candidate(gm: torch.fx.GraphModule, *sample_args: Any) -> torc
     sibling (``add`` -> ``add_``) is made in-place without any check: wrong whenever its
     ``self`` is a graph input or is read afterwards."""
     fxinplace.reinplace(gm, *sample_args)
+    return _break_first_candidate(gm)
+
+
+def broken_compile_backend() -> Any:
+    """A ``torch.compile`` backend: ``fxinplace.compile.make_backend`` (AOTAutograd, then the
+    pass with ``policy="compile"``) whose inner compiler then makes the first remaining
+    candidate in-place unchecked, as ``inplace_first_candidate`` does."""
+    from functorch.compile import make_boxed_func
+
+    import fxinplace.compile
+
+    def inner(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+        return make_boxed_func(_break_first_candidate(gm).forward)
+
+    return fxinplace.compile.make_backend(inner)
+
+
+def _break_first_candidate(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     for node in gm.graph.nodes:
         if node.op != "call_function" or not node.args or not isinstance(node.args[0], torch.fx.Node):
             continue

@@ -26,6 +26,7 @@ from fxinplace.testing.pipelines import (
     NOTE,
     OK,
     PIPELINES,
+    SKIPPED,
     WRONG,
     Finding,
     PipelineResult,
@@ -35,7 +36,16 @@ from fxinplace.testing.pipelines import (
 )
 from fxinplace.testing.random_programs import generate
 
-__all__ = ["NOTE", "Campaign", "Group", "SignatureGroup", "iter_reports", "minimized_source", "run_seeds"]
+__all__ = [
+    "NOTE",
+    "Campaign",
+    "Group",
+    "SeedCheck",
+    "SignatureGroup",
+    "iter_reports",
+    "minimized_source",
+    "run_seeds",
+]
 
 FAILURE_KINDS = (WRONG, INTERNAL)
 
@@ -88,9 +98,15 @@ class Campaign:
                     group.detail = f.detail
                 group.seeds.append(report.seed)
 
+    def pipeline_names(self) -> list[str]:
+        """The pipelines seen: the make_fx pipelines in their order, then others (the compile
+        paths) in the order they were first reported."""
+        known = [p.name for p in PIPELINES if p.name in self.status]
+        return known + [name for name in self.status if name not in known]
+
     def groups_of(self, kinds: Sequence[str]) -> list[Group]:
         found = [g for g in self.groups.values() if g.kind in kinds]
-        order = {p.name: i for i, p in enumerate(PIPELINES)}
+        order = {name: i for i, name in enumerate(self.pipeline_names())}
         return sorted(found, key=lambda g: (order.get(g.pipeline, 99), -len(g.seeds), g.signature))
 
     @property
@@ -100,22 +116,31 @@ class Campaign:
     # ---- text ---------------------------------------------------------------
 
     def totals_table(self) -> str:
+        skipped = any(s[SKIPPED] for s in self.status.values())
         head = f"{'pipeline':<18}{'programs':>9}{'ok':>7}{'(err ok)':>9}{'wrong':>7}{'internal':>9}"
-        head += f"{'clear':>7}{'torch lim':>10}{'compared':>10}"
+        head += (
+            f"{'clear':>7}{'torch lim':>10}" + (f"{'skipped':>9}" if skipped else "") + f"{'compared':>10}"
+        )
         lines = [head]
-        for p in PIPELINES:
-            if p.name not in self.status:
-                continue
-            s = self.status[p.name]
+        for name in self.pipeline_names():
+            s = self.status[name]
             lines.append(
-                f"{p.name:<18}{sum(s.values()):>9}{s[OK]:>7}{self.expected_errors[p.name]:>9}{s[WRONG]:>7}"
-                f"{s[INTERNAL]:>9}{s[CLEAR]:>7}{s[LIMITATION]:>10}{self.ran[p.name]:>10}"
+                f"{name:<18}{sum(s.values()):>9}{s[OK]:>7}{self.expected_errors[name]:>9}{s[WRONG]:>7}"
+                f"{s[INTERNAL]:>9}{s[CLEAR]:>7}{s[LIMITATION]:>10}"
+                + (f"{s[SKIPPED]:>9}" if skipped else "")
+                + f"{self.ran[name]:>10}"
             )
         lines.append(
             "ok: no failure ((err ok): of which eager raised and so did the pipeline); wrong: a wrong result "
             "(or no error where eager raises); internal: an exception not naming fxinplace; clear: "
             "ReinplaceInputError or a RuntimeError naming fxinplace; torch lim: torch.func.functionalize "
-            "or make_fx could not (not ours); compared: a re-inplaced graph (or eager result) was compared."
+            "or make_fx could not, or the compiler is wrong without fxinplace (not ours); "
+            + (
+                "skipped: the pipeline cannot run the program (eager raises, Dynamo cannot compile it); "
+                if skipped
+                else ""
+            )
+            + "compared: a re-inplaced graph (or eager result) was compared."
         )
         return "\n".join(lines)
 
@@ -216,33 +241,49 @@ def minimized_source(group: Group | SignatureGroup, reinplace: ReinplaceFn | Non
 
 # --------------------------------------------------------------------------- running
 
+#: ``check(seed)``: the report of one seed (default: its program through the make_fx pipelines).
+SeedCheck = Callable[[int], ProgramReport]
+
 _WORKER_REINPLACE: ReinplaceFn | None = None
+_WORKER_CHECK: SeedCheck | None = None
+
+
+def _check_pipelines(seed: int) -> ProgramReport:
+    return check_program(generate(seed), reinplace=_WORKER_REINPLACE)
 
 
 def _check_seed(seed: int) -> ProgramReport:
     try:
-        return check_program(generate(seed), reinplace=_WORKER_REINPLACE)
+        return (_WORKER_CHECK or _check_pipelines)(seed)
     except Exception as exc:  # noqa: BLE001 - the generator itself failed: report, don't stop
         finding = Finding(INTERNAL, "harness", f"generator raised {type(exc).__name__}: {exc}"[:120])
         return ProgramReport(seed, {"generator": PipelineResult([finding])}, frozenset())
 
 
-def _init_worker(reinplace: ReinplaceFn | None) -> None:
-    global _WORKER_REINPLACE
+def _init_worker(reinplace: ReinplaceFn | None, check: SeedCheck | None = None) -> None:
+    global _WORKER_REINPLACE, _WORKER_CHECK
     _WORKER_REINPLACE = reinplace
+    _WORKER_CHECK = check
 
 
 def iter_reports(
-    seeds: Iterable[int], *, jobs: int = 1, reinplace: ReinplaceFn | None = None
+    seeds: Iterable[int],
+    *,
+    jobs: int = 1,
+    reinplace: ReinplaceFn | None = None,
+    check: SeedCheck | None = None,
+    chunksize: int = 8,
 ) -> Iterator[ProgramReport]:
+    """Reports of ``seeds`` in order; ``check`` replaces the make_fx pipelines (worker processes
+    are forked, so it need not be picklable)."""
     seeds = list(seeds)
     if jobs <= 1:
-        _init_worker(reinplace)
+        _init_worker(reinplace, check)
         yield from map(_check_seed, seeds)
         return
     ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(reinplace,)) as pool:
-        yield from pool.imap(_check_seed, seeds, chunksize=8)
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(reinplace, check)) as pool:
+        yield from pool.imap(_check_seed, seeds, chunksize=chunksize)
 
 
 def run_seeds(
@@ -250,14 +291,17 @@ def run_seeds(
     *,
     jobs: int = 1,
     reinplace: ReinplaceFn | None = None,
+    check: SeedCheck | None = None,
+    chunksize: int = 8,
     progress: Callable[[Campaign], None] | None = None,
     progress_every: int = 100,
     keep: bool = False,
 ) -> Campaign:
-    """Check every seed's program; ``keep`` also keeps each ``ProgramReport`` in ``reports``."""
+    """Check every seed's program; ``keep`` also keeps each ``ProgramReport`` in ``reports``;
+    ``check(seed)`` replaces the make_fx pipelines (the compile paths, the families)."""
     campaign = Campaign()
     started = time.perf_counter()
-    for report in iter_reports(seeds, jobs=jobs, reinplace=reinplace):
+    for report in iter_reports(seeds, jobs=jobs, reinplace=reinplace, check=check, chunksize=chunksize):
         campaign.add(report)
         if keep:
             campaign.reports.append(report)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from fxinplace.testing.pipelines import PIPELINES, Pipeline, ReinplaceFn, check_program
 from fxinplace.testing.random_programs import RandomProgram
 
-__all__ = ["minimize", "still_fails"]
+__all__ = ["minimize", "shrink", "still_fails"]
 
 
 def still_fails(
@@ -52,6 +52,20 @@ def _shrink_once(program: RandomProgram, fails: Callable[[RandomProgram], bool])
     return program
 
 
+def shrink(
+    program: RandomProgram, fails: Callable[[RandomProgram], bool], *, max_rounds: int = 4
+) -> RandomProgram:
+    """The smallest program found for which ``fails`` holds (any harness's failure test)."""
+    if not fails(program):
+        return program  # flaky or order-dependent: report it as it was
+    for _ in range(max_rounds):
+        smaller = _shrink_once(program, fails)
+        if smaller == program:
+            break
+        program = smaller
+    return program
+
+
 def minimize(
     program: RandomProgram,
     pipeline_name: str,
@@ -62,12 +76,4 @@ def minimize(
 ) -> RandomProgram:
     """The smallest program found that still fails ``pipeline_name`` with ``signature``."""
     pipeline = next(p for p in PIPELINES if p.name == pipeline_name)
-    fails = still_fails(pipeline, signature, reinplace)
-    if not fails(program):
-        return program  # flaky or order-dependent: report it as it was
-    for _ in range(max_rounds):
-        smaller = _shrink_once(program, fails)
-        if smaller == program:
-            break
-        program = smaller
-    return program
+    return shrink(program, still_fails(pipeline, signature, reinplace), max_rounds=max_rounds)

@@ -91,6 +91,16 @@ class Layout:
         """The strides of the dims of size > 1: the stride of a dim of size 1 addresses nothing."""
         return tuple(st for st, n in zip(self.stride, self.shape, strict=True) if n > 1)
 
+    @property
+    def dense(self) -> bool:
+        """The elements tile one block of memory, with no gaps and no repeats."""
+        expected = 1
+        for st, n in sorted((st, n) for st, n in zip(self.stride, self.shape, strict=True) if n > 1):
+            if st != expected:
+                return False
+            expected *= n
+        return True
+
 
 def layout_difference(got: Layout, want: Layout, *, offset: bool = False) -> Difference | None:
     """``(kind, detail)`` where the layouts differ where it matters, else ``None``: strides of
@@ -114,15 +124,17 @@ def default_tolerance(dtype: torch.dtype) -> tuple[float, float]:
     return 1e-7, 1e-7
 
 
-def value_difference(
-    got: Any, want: Any, *, tolerance: tuple[float, float] | None = None
-) -> Difference | None:
+Tolerance = tuple[float, float] | Callable[[torch.dtype], tuple[float, float]] | None
+
+
+def value_difference(got: Any, want: Any, *, tolerance: Tolerance = None) -> Difference | None:
     """``(kind, detail)`` where ``got`` and ``want`` differ, else ``None``.
 
     ``kind`` is "type" (a tensor vs something else, or non-tensors of different types: an
     ``int`` where ``want`` is a ``bool``), "dtype", "shape", "device" or "value". Floating
-    and complex values are equal within ``tolerance`` (``(rtol, atol)``; default: by dtype,
-    see ``default_tolerance``), NaN equal to NaN.
+    and complex values are equal within ``tolerance`` (``(rtol, atol)``, or a function of the
+    dtype giving them; default: ``default_tolerance``), NaN equal to NaN. ``(0.0, 0.0)`` is
+    bitwise equality with NaN equal to NaN in the same positions.
     """
     if isinstance(got, torch.Tensor) != isinstance(want, torch.Tensor):
         return "type", f"{type(got).__name__} vs {type(want).__name__}"
@@ -139,7 +151,9 @@ def value_difference(
     if torch.equal(got, want):
         return None
     if got.is_floating_point() or got.is_complex():
-        rtol, atol = default_tolerance(got.dtype) if tolerance is None else tolerance
+        if tolerance is None:
+            tolerance = default_tolerance
+        rtol, atol = tolerance(got.dtype) if callable(tolerance) else tolerance
         if torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
             return None
     return "value", f"{got.flatten()[:12].tolist()} vs {want.flatten()[:12].tolist()}"
@@ -231,10 +245,12 @@ def differences(
     input_layout: bool = False,
     offsets: bool = False,
     aliasing: str = "equal",
+    tolerance: Tolerance = None,
 ) -> list[Difference]:
     """What differs between two successful runs on equal inputs.
 
-    ``values``: compare outputs and the inputs' post-state (value, dtype, shape, type).
+    ``values``: compare outputs and the inputs' post-state (value, dtype, shape, type), floats
+    within ``tolerance`` (as ``value_difference``).
 
     ``strides``: compare the layout of every output (True), of the outputs that share no
     storage with an input in ``want`` (``"fresh"``: a functionalized program returns a new
@@ -251,14 +267,22 @@ def differences(
     found: list[Difference] = []
     if values:
         for i, (g, w) in enumerate(zip(got.outs, want.outs, strict=True)):
-            diff = value_difference(g, w)
+            diff = value_difference(g, w, tolerance=tolerance)
             check_layout = strides and not (strides == "fresh" and want.input_aliases[i])
             if diff is None and check_layout and isinstance(w, torch.Tensor):
-                diff = layout_difference(got.out_layouts[i], want.out_layouts[i], offset=offsets)
+                if want.input_aliases[i] and aliasing == "ignore":
+                    # Eager returns an input (or a view of one); a functionalized program returns
+                    # a new tensor (as torch.func.functionalize does) laid out as eager's where
+                    # that layout is dense: gaps and the input's place in its storage are the
+                    # input's, which its write-back keeps.
+                    if want.out_layouts[i].dense:
+                        diff = layout_difference(got.out_layouts[i], want.out_layouts[i])
+                else:
+                    diff = layout_difference(got.out_layouts[i], want.out_layouts[i], offset=offsets)
             if diff is not None:
                 found.append((f"output {diff[0]}", f"output[{i}]: {diff[1]}"))
         for i, (g, w) in enumerate(zip(got.args_after, want.args_after, strict=True)):
-            diff = value_difference(g, w)
+            diff = value_difference(g, w, tolerance=tolerance)
             if diff is None and input_layout and isinstance(w, torch.Tensor):
                 diff = layout_difference(got.arg_layouts[i], want.arg_layouts[i], offset=offsets)
             if diff is not None:

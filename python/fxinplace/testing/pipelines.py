@@ -8,7 +8,13 @@ Pipelines (``PIPELINES``):
   ``remove="mutations_and_views"``);
 * ``...@sym``: each of those traced with ``tracing_mode="symbolic"`` at the first size,
   re-inplaced with the sample args of that size, and run at both sizes;
-* ``fxf-eager``, ``fxf-eager-views``: ``fxinplace.functionalize(f)(*args)`` run eagerly.
+* ``fxf-eager``, ``fxf-eager-views``: ``fxinplace.functionalize(f)(*args)`` run eagerly;
+* ``...:compile``, ``...:inductor`` (of ``func``, ``fxf`` and ``fxf@sym``): the same graphs
+  re-inplaced with ``policy="compile"`` (the torch.compile backend's) and
+  ``policy="inductor"`` (the Inductor hook's), also with ``check=True``. An Inductor-policy
+  graph states what its auto_functionalized nodes clone in Inductor's node meta; it runs
+  with that moved into the nodes' own arguments (``with_clones_in_kwargs``), as the
+  checker models it.
 
 Oracles. Eager ``f`` (outputs, dtypes, shapes, defined strides, input post-state,
 eager's errors) is the oracle of a functional graph and of ``fxf-eager``; the
@@ -48,6 +54,7 @@ import torch.fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
+from fxinplace._afv_inductor import with_clones_in_kwargs
 from fxinplace.testing.errors import message, normalize_message
 from fxinplace.testing.oracle import Observed, differences, format_exc, observe
 from fxinplace.testing.random_programs import RandomProgram
@@ -64,9 +71,10 @@ __all__ = [
     "copy_graph_module",
 ]
 
-# Status of one program in one pipeline, worst first.
-WRONG, INTERNAL, CLEAR, LIMITATION, OK = "wrong", "internal", "clear", "limitation", "ok"
-_RANK = {WRONG: 0, INTERNAL: 1, CLEAR: 2, LIMITATION: 3, OK: 4}
+# Status of one program in one pipeline, worst first. SKIPPED: the pipeline cannot run the
+# program at all (the compile paths: eager raises, or Dynamo cannot compile it either way).
+WRONG, INTERNAL, CLEAR, LIMITATION, SKIPPED, OK = "wrong", "internal", "clear", "limitation", "skipped", "ok"
+_RANK = {WRONG: 0, INTERNAL: 1, CLEAR: 2, LIMITATION: 3, SKIPPED: 4, OK: 5}
 NOTE = "note"  # a finding that does not change the status
 
 
@@ -78,6 +86,7 @@ class Pipeline:
     tracing: str = "real"
     dce: bool = False
     eager: bool = False  # run fxinplace.functionalize(f) eagerly instead of tracing
+    policy: str = "stock"  # fxinplace.reinplace(..., policy=)
 
 
 def _graph_pipelines() -> list[Pipeline]:
@@ -89,6 +98,12 @@ def _graph_pipelines() -> list[Pipeline]:
             Pipeline(f"fxf{suffix}", "fxinplace", tracing=tracing),
             Pipeline(f"fxf+dce{suffix}", "fxinplace", tracing=tracing, dce=True),
             Pipeline(f"fxf-views{suffix}", "fxinplace", "mutations_and_views", tracing=tracing),
+        ]
+    for policy in ("compile", "inductor"):
+        out += [
+            Pipeline(f"func:{policy}", "torch.func", policy=policy),
+            Pipeline(f"fxf:{policy}", "fxinplace", policy=policy),
+            Pipeline(f"fxf@sym:{policy}", "fxinplace", tracing="symbolic", policy=policy),
         ]
     return out
 
@@ -133,14 +148,20 @@ class ProgramReport:
 ReinplaceFn = Callable[..., Any]
 
 
-def call_reinplace(gm: torch.fx.GraphModule, *args: Any, reinplace: ReinplaceFn | None = None) -> Any:
-    """``reinplace(gm, *args)`` with ``check=True`` where the pass takes it (an independent checker)."""
+def call_reinplace(
+    gm: torch.fx.GraphModule, *args: Any, reinplace: ReinplaceFn | None = None, policy: str = "stock"
+) -> Any:
+    """``reinplace(gm, *args)`` with ``check=True`` where the pass takes it (an independent
+    checker), and ``policy`` where it is not the default and the pass takes it."""
     fn = fxinplace.reinplace if reinplace is None else reinplace
     try:
-        takes_check = "check" in inspect.signature(fn).parameters
+        parameters = inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        takes_check = False
-    return fn(gm, *args, check=True) if takes_check else fn(gm, *args)
+        parameters = {}
+    kwargs: dict[str, Any] = {"check": True} if "check" in parameters else {}
+    if policy != "stock" and "policy" in parameters:
+        kwargs["policy"] = policy
+    return fn(gm, *args, **kwargs)
 
 
 def copy_graph_module(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -319,10 +340,13 @@ class _ProgramCheck:
             reinplaced.graph.eliminate_dead_code()
             reinplaced.recompile()
         try:
-            out = call_reinplace(reinplaced, *self.program.make_args(self.sizes[0]), reinplace=self.reinplace)
+            args = self.program.make_args(self.sizes[0])
+            out = call_reinplace(reinplaced, *args, reinplace=self.reinplace, policy=p.policy)
             if isinstance(out, torch.fx.GraphModule):
                 reinplaced = out
             reinplaced.graph.lint()
+            if p.policy == "inductor":
+                reinplaced = with_clones_in_kwargs(reinplaced)
         except Exception as exc:  # noqa: BLE001
             result.findings.append(self._reinplace_failed(p, gm, exc))
             return result

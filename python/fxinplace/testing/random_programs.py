@@ -31,6 +31,10 @@ a program is kept because *eager* PyTorch gives it one meaning, at both sizes.
   range, partial self-overlap), either last (the program raises) or guarded by
   ``try``/``except``/``else: raise AssertionError`` (the program continues; not raising
   is itself an error).
+* **What compiled programs do** (``random_compile_statements``): KV-cache writes at
+  positions held in tensor inputs, ``_foreach_*`` lists, custom mutable ops
+  (``random_custom_ops``) on views and dtype views, writes through dtype views, and flips,
+  rolls and transposes of a tensor read in the statement that writes it.
 * **Reads after writes**: after a write through a view or into an input, the next
   statements and the returns prefer the written base; returns alias inputs and
   intermediates, repeat a tensor, or are computed from one that is also used.
@@ -51,6 +55,8 @@ from dataclasses import dataclass, field, replace
 
 from fxinplace.testing import random_ops as ops
 from fxinplace.testing.program_builder import SIZES, BuilderBase
+from fxinplace.testing.random_compile_statements import CompileStatements
+from fxinplace.testing.random_custom_ops import IMPORT_LINE, NAMESPACE
 from fxinplace.testing.random_inputs import dtype_family, dtype_name
 from fxinplace.testing.random_rejections import RejectedLines
 from fxinplace.testing.random_writes import WriteStatements
@@ -70,6 +76,7 @@ class RandomProgram:
     returns: tuple[str, ...]
     features: frozenset[str] = field(default_factory=frozenset)
     sizes: tuple[int, int] = SIZES
+    reject_lines: bool = True  # generate(seed, reject_lines=...)
 
     @property
     def source(self) -> str:
@@ -77,9 +84,13 @@ class RandomProgram:
         for statement in self.body:
             lines.extend("    " + line for line in statement.splitlines())
         lines.append(f"    return {', '.join(self.returns)}" + ("," if len(self.returns) == 1 else ""))
+        imports = "import torch\n"
+        if any(f"torch.ops.{NAMESPACE}." in line for line in self.body):
+            imports += IMPORT_LINE + "\n"
         header = (
-            f"# fxinplace.testing.random_programs seed={self.seed}: "
-            f"trace at n={self.sizes[0]}, run again at n={self.sizes[1]}\nimport torch\n\n\n"
+            f"# fxinplace.testing.random_programs seed={self.seed}"
+            f"{'' if self.reject_lines else ' reject_lines=False'}: "
+            f"trace at n={self.sizes[0]}, run again at n={self.sizes[1]}\n{imports}\n\n"
         )
         return header + self.make_args_source + "\n\n" + "\n".join(lines) + "\n"
 
@@ -129,7 +140,9 @@ class RandomProgram:
         return replace(self, make_args_source="\n".join(keep) + "\n", inputs=inputs)
 
 
-class _Builder(WriteStatements, RejectedLines, BuilderBase):
+class _Builder(CompileStatements, WriteStatements, RejectedLines, BuilderBase):
+    reject_lines = True
+
     # ---- whole program -----------------------------------------------------
 
     def _returns(self) -> list[str]:
@@ -180,6 +193,8 @@ class _Builder(WriteStatements, RejectedLines, BuilderBase):
         n_stmts = rng.randint(min(3, self.max_stmts), self.max_stmts)
         roll = rng.random()
         reject_mode = "terminal" if roll < 0.1 else "guarded" if roll < 0.22 else None
+        if not self.reject_lines:
+            reject_mode = None
         reject_at = rng.randrange(n_stmts) if reject_mode else -1
         for i in range(n_stmts):
             if (
@@ -189,13 +204,16 @@ class _Builder(WriteStatements, RejectedLines, BuilderBase):
             ):
                 break
             for _attempt in range(20):
-                kind = rng.choices(("view", "compute", "write", "out", "motif"), (2.5, 3, 4.5, 0.6, 0.7))[0]
+                kind = rng.choices(
+                    ("view", "compute", "write", "out", "motif", "compile"), (2.5, 3, 4.5, 0.6, 0.7, 2.5)
+                )[0]
                 ok = {
                     "view": self._stmt_view,
                     "compute": self._stmt_compute,
                     "write": self._stmt_write,
                     "out": self._stmt_out,
                     "motif": self._stmt_write_then_reads,
+                    "compile": self._stmt_compile,
                 }[kind]()
                 self.pending = set()
                 if ok:
@@ -220,9 +238,16 @@ class _Builder(WriteStatements, RejectedLines, BuilderBase):
             body=tuple(body),
             returns=tuple(returns),
             features=frozenset(self.features),
+            reject_lines=self.reject_lines,
         )
 
 
-def generate(seed: int, *, max_stmts: int = 10) -> RandomProgram:
-    """The program for ``seed`` (deterministic); ``max_stmts`` bounds the statements of ``f``."""
-    return _Builder(seed, max_stmts).build()
+def generate(seed: int, *, max_stmts: int = 10, reject_lines: bool = True) -> RandomProgram:
+    """The program for ``seed`` (deterministic); ``max_stmts`` bounds the statements of ``f``.
+
+    ``reject_lines=False``: no line eager rejects (the compile paths skip a program that
+    raises, and Dynamo cannot trace an op that raises inside ``try``); the programs are
+    otherwise the same as with them."""
+    builder = _Builder(seed, max_stmts)
+    builder.reject_lines = reject_lines
+    return builder.build()

@@ -82,6 +82,9 @@ class RejectedLines:
         if category == "overlap":
             if ts[0].dim() == 0:
                 return None
+            square = ts[0].dim() >= 2 and all(t.shape[-1] == t.shape[-2] for t in ts)
+            if square and rng.random() < 0.5:  # the transpose of the tensor written
+                return category, f"{te}.{rng.choice(('copy_', 'add_'))}({te}.mT)"
             return category, f"{te}[1:].copy_({te}[:-1])"
         write = self._write_candidate(target)
         return (category, write.line) if write is not None else None

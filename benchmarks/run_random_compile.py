@@ -1,0 +1,175 @@
+"""Random programs through both torch.compile paths, without pytest: totals and failure groups.
+
+    python benchmarks/run_random_compile.py --count 2000 --path both --jobs 2
+    python benchmarks/run_random_compile.py --count 200 --path hook --minimize   # minimal repros
+    python benchmarks/run_random_compile.py --count 100 --path backend --backend broken  # self-check
+
+For every seed, ``fxinplace.testing.compile_pipelines.program_for(seed)`` (the random
+generator's program, without lines eager rejects) runs through
+
+* the **backend** path: ``torch.compile(f, backend="fxinplace", options={"check": True})``,
+  compared bitwise with ``backend="aot_eager"``;
+* the **hook** path: Inductor with ``fxinplace.inductor.installed(check=True)``, compared
+  with Inductor whose re-inplacing pass does nothing;
+
+each also at ``dynamic=True`` (compiled at the first size, called at the second) for every
+``--dynamic-every``-th seed. Then (unless ``--no-families``) the optimizers of ``torch.optim``
+with ``foreach=True`` and activation checkpointing run through the same paths
+(``fxinplace.testing.compile_families``).
+
+Prints, per pipeline: programs, ok, wrong results attributed to fxinplace, internal errors,
+clear errors, torch findings (the compiler wrong or raising without fxinplace: listed, not
+failed) and skipped programs; then the failure groups with the smallest seed and its source
+(minimised with ``--minimize``), and the torch findings. Exits non-zero on any failure
+attributed to fxinplace. ``--backend broken`` plugs a deliberately unsound pass into the
+backend path: the run must then report wrong results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+try:
+    import fxinplace  # noqa: F401
+except ImportError:  # not installed: use the source tree
+    sys.path.insert(0, str(ROOT / "python"))
+
+from fxinplace.testing.campaign import FAILURE_KINDS, Campaign, run_seeds  # noqa: E402
+from fxinplace.testing.compile_families import CHECKPOINTS, OPTIMIZERS, check_family_case  # noqa: E402
+from fxinplace.testing.compile_pipelines import check_seed, minimized, program_for  # noqa: E402
+from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE, SKIPPED, WRONG  # noqa: E402
+
+
+def _progress(started: float, total: int):
+    def report(c: Campaign) -> None:
+        wrong = sum(s[WRONG] for s in c.status.values())
+        failing = len({seed for g in c.failures for seed in g.seeds})
+        print(
+            f"  [{c.programs}/{total}] {time.perf_counter() - started:.0f}s  "
+            f"failing programs={failing}  wrong (program, pipeline) pairs={wrong}",
+            flush=True,
+        )
+
+    return report
+
+
+def _programs(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
+    from fxinplace.testing.broken_passes import broken_compile_backend
+
+    backend = broken_compile_backend() if args.backend == "broken" else None
+    check = functools.partial(
+        check_seed,
+        paths=paths,
+        dynamic_every={"backend": args.dynamic_every_backend, "hook": args.dynamic_every_hook},
+        backend=backend,
+    )
+    seeds = range(args.start, args.start + args.count)
+    print(
+        f"random programs: seeds {seeds.start}..{seeds.stop - 1}, paths {paths}, jobs={args.jobs}", flush=True
+    )
+    started = time.perf_counter()
+    return run_seeds(
+        seeds,
+        jobs=args.jobs,
+        check=check,
+        chunksize=1,
+        progress=_progress(started, len(seeds)),
+        progress_every=args.progress,
+    )
+
+
+def _families(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
+    cases = (*OPTIMIZERS, *CHECKPOINTS)
+    print(f"families: {len(OPTIMIZERS)} optimizers, {len(CHECKPOINTS)} checkpointed models", flush=True)
+    check = functools.partial(check_family_case, cases=cases, paths=paths)
+    campaign = run_seeds(range(len(cases)), jobs=args.jobs, check=check, chunksize=1)
+    campaign.case_names = {i: c.name for i, c in enumerate(cases)}  # type: ignore[attr-defined]
+    return campaign
+
+
+def _print_programs(campaign: Campaign, args: argparse.Namespace) -> None:
+    print(f"\n{campaign.programs} programs in {campaign.seconds:.0f}s; slowest: seed {campaign.slowest[1]}")
+    print(campaign.totals_table() + "\n")
+
+    def repro(group) -> str:
+        if args.minimize:
+            program = minimized(group.smallest_seed, group.pipeline_of_smallest, group.signature)
+        else:
+            program = program_for(group.smallest_seed)
+        return program.source
+
+    print(campaign.signatures_text(FAILURE_KINDS, "FAILURES (attributed to fxinplace)", repro=repro))
+    print(
+        "\n"
+        + campaign.signatures_text(
+            [LIMITATION], "TORCH FINDINGS (the compiler without fxinplace; not failed)"
+        )
+    )
+    print("\n" + campaign.signatures_text([CLEAR], "CLEAR ERRORS"))
+    if args.details:
+        print("\n" + campaign.signatures_text([SKIPPED], "SKIPPED"))
+        print("\n" + campaign.signatures_text([NOTE], "NOTES"))
+
+
+def _print_families(campaign: Campaign) -> None:
+    names = campaign.case_names  # type: ignore[attr-defined]
+    print(f"\nfamilies: {campaign.programs} cases in {campaign.seconds:.0f}s (a case's 'seed' is its index)")
+    print(campaign.totals_table() + "\n")
+    for title, kinds in (
+        ("FAILURES", FAILURE_KINDS),
+        ("TORCH FINDINGS", [LIMITATION]),
+        ("CLEAR ERRORS", [CLEAR]),
+    ):
+        groups = campaign.by_signature(kinds)
+        print(f"{title}: {len(groups)}")
+        for g in groups:
+            cases = ", ".join(names[i] for i in sorted(g.seeds))
+            print(f"- [{g.half}] {g.kind}: {g.signature}")
+            print(f"    cases: {cases}; pipelines: {', '.join(g.pipelines)}")
+            print("      " + "\n      ".join(g.detail.splitlines()[-6:]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--count", type=int, default=2000, help="number of random programs (default 2000)")
+    ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    ap.add_argument("--path", choices=("backend", "hook", "both"), default="both")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    ap.add_argument(
+        "--dynamic-every-backend", type=int, default=1, help="dynamic=True for every Nth seed (0: none)"
+    )
+    ap.add_argument(
+        "--dynamic-every-hook", type=int, default=3, help="dynamic=True for every Nth seed (0: none)"
+    )
+    ap.add_argument(
+        "--no-families", action="store_true", help="skip the optimizer and checkpointing families"
+    )
+    ap.add_argument("--minimize", action="store_true", help="print a minimised program per failure signature")
+    ap.add_argument("--backend", choices=("fxinplace", "broken"), default="fxinplace")
+    ap.add_argument("--progress", type=int, default=50, help="progress line every N programs")
+    ap.add_argument("--details", action="store_true", help="also list skipped programs and notes")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+
+    paths = ("backend", "hook") if args.path == "both" else (args.path,)
+    failures = 0
+    if args.count:
+        campaign = _programs(args, paths)
+        _print_programs(campaign, args)
+        failures += len(campaign.failures)
+    if not args.no_families:
+        families = _families(args, paths)
+        _print_families(families)
+        failures += len(families.failures)
+    print(f"\n{failures} failure groups attributed to fxinplace" if failures else "\nno failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
