@@ -51,6 +51,9 @@ enum class Action : uint8_t {
     "list's graph input; Inductor fuses it otherwise (policy='inductor')")                               \
   X(kScatterUnproven, "scatter_unproven",                                                                \
     "a later scatter reads self's memory and cannot be removed: its source never lands in place")        \
+  X(kSelfFlipsValues, "self_flips_values",                                                               \
+    "self is a conj() or _neg_view() view: the result would read back conjugated or negated, and its "   \
+    "users would see the bit")                                                                           \
   X(kInductorDtypeView, "inductor_dtype_view",                                                           \
     "self is a view whose dtype differs from its buffer's; Inductor lowers a write through it as a "     \
     "value conversion (policy='inductor')")                                                              \

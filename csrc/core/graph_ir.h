@@ -49,8 +49,17 @@ struct TensorValue {
   StorageId storage = -1;
   GeomId geom = kNoGeom;
   int32_t shape = -1;  // interned sizes: equal ids mean equal shapes
+  // A code per dtype (equal codes, equal dtypes), with the bits of a view
+  // that changes values as it reads them: conj() and _neg_view.
   int32_t dtype = -1;
 };
+
+constexpr int32_t kConjBit = 1 << 16;
+constexpr int32_t kNegBit = 1 << 17;
+// A conj() or _neg_view view: a result written into it would read back
+// conjugated or negated, and hand its users the bit (view(dtype) and
+// view_as_real raise on it, _foreach_*_ refuses it): never a write target.
+inline bool flips_values(int32_t dtype) { return dtype >= 0 && (dtype & (kConjBit | kNegBit)) != 0; }
 
 // How an ATen op's result gets into a slot's target.
 //   kSelf:    foo(a, b)          -> foo_(a, b)          (the target is `self`)

@@ -177,6 +177,10 @@ void Walk::decide_slots(NodeId i, bool all_or_none) {
       refuse_slot(refuse(Reason::kNotCandidate));
       continue;
     }
+    if (flips_values(tv->dtype)) {
+      refuse_slot(refuse(Reason::kSelfFlipsValues));
+      continue;
+    }
     if (result->dtype != tv->dtype) {
       refuse_slot(refuse(Reason::kMetadataMismatch));
       continue;

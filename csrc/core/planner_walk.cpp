@@ -77,6 +77,7 @@ Decision Walk::check_op_metadata(const Node& node, const WriteSlot& slot, const 
   bool is_scatter = node.scatter.kind != ScatterKind::kNone;
   if (!is_scatter && !node.has_inplace && slot.via != Destination::kOut)
     return refuse(Reason::kNoInplaceVariant);
+  if (flips_values(self.dtype)) return refuse(Reason::kSelfFlipsValues);
   if (node.is_resize) return Decision{};
   const TensorValue* result = node.results.size() == 1 ? &node.results[0] : nullptr;
   if (!result) return refuse(Reason::kResultNotSingleTensor);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "functionalize/dispatch_key.h"
 #include "functionalize/meta_geometry.h"
 #include "functionalize/region.h"
 
@@ -36,6 +37,15 @@ at::Tensor scatter_directly(const at::Tensor& input, at::Tensor value, const Vie
 
 AliasState::AliasState(at::Tensor base)
     : base_(std::move(base)), region_(current_region()), storage_(dataless_storage(base_)) {}
+
+void AliasState::mark_eager_layout() {
+  c10::impl::ExcludeDispatchKeyGuard exclude(kFunctionalizeKey);  // a meta tensor, not a functional one
+  eager_geometry_ = meta_like(base_);
+}
+
+bool AliasState::eager_layout() const {
+  return eager_geometry_.defined() && same_geometry(base_, eager_geometry_);
+}
 
 size_t AliasState::plan_fold(const ViewChain& views, const c10::OperatorName& writer, CopiesFold fold) const {
   // Folding back through a view whose elements share memory (overlapping
@@ -93,6 +103,7 @@ void AliasState::set_base(at::Tensor new_base) {
 }
 
 void AliasState::replace_base(at::Tensor new_base, at::Tensor old_layout, at::Tensor new_layout) {
+  if (eager_geometry_.defined()) eager_geometry_ = new_layout;
   set_base(std::move(new_base));
   retired_layouts_.push_back(std::move(old_layout));
   current_layout_ = std::move(new_layout);

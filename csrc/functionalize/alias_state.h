@@ -64,8 +64,10 @@ class AliasState {
   const at::Tensor& base(bool reapply_views);
   // The base is laid out as in eager (an input of the function), not as a
   // functional op happened to lay its result out.
-  bool eager_layout() const { return eager_layout_; }
-  void mark_eager_layout() { eager_layout_ = true; }
+  // (As long as the base's value keeps the geometry it had then: a write may
+  // give it another, a scatter's clone of a base with gaps is contiguous.)
+  bool eager_layout() const;
+  void mark_eager_layout();
   // Shared, dataless: makes untyped_storage() identical across aliases.
   const c10::Storage& storage() const { return storage_; }
   // Inputs sharing one storage start as groups of their own that take one
@@ -106,7 +108,7 @@ class AliasState {
   std::vector<at::Tensor> retired_layouts_;
   at::Tensor current_layout_;
   c10::Storage storage_;
-  bool eager_layout_ = false;
+  at::Tensor eager_geometry_;  // meta: the base's eager geometry, where known
   bool written_with_grad_ = false;
   bool detached_from_autograd_ = false;
   std::shared_ptr<InputAliasSet> input_set_;

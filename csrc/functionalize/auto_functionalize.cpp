@@ -56,7 +56,7 @@ class BaseTable {
                   " mutates views of one tensor with different dtypes (", where.scalar_type(), " and ",
                   bases_[index].scalar_type(), "), which auto_functionalized_v2 cannot express");
     }
-    return MutatedView{index, where.sizes().vec(), where.strides().vec(), where.storage_offset()};
+    return MutatedView{index, where.sym_sizes().vec(), where.sym_strides().vec(), where.sym_storage_offset()};
   }
 
   const std::vector<AliasState*>& aliases() const { return aliases_; }

@@ -17,11 +17,12 @@ namespace fxinplace::functionalize {
 
 // Where a mutated argument sits in its base: the base's index in `bases`, and
 // the argument's size/stride/storage offset in the base's storage.
+// (Symbolic under tracing_mode="symbolic".)
 struct MutatedView {
   int64_t base_index;
-  std::vector<int64_t> size;
-  std::vector<int64_t> stride;
-  int64_t storage_offset;
+  std::vector<c10::SymInt> size;
+  std::vector<c10::SymInt> stride;
+  c10::SymInt storage_offset;
 };
 
 // (op, arguments with unwrapped values, per written argument: one MutatedView

@@ -59,9 +59,58 @@ void unwrap_arguments(torch::jit::Stack* stack, size_t num_args, bool reapply) {
     });
 }
 
-void wrap_returns(torch::jit::Stack* stack, size_t num_returns) {
+// eager_layout: the results are laid out as eager lays them out (see
+// values_laid_out_as_in_eager).
+void wrap_returns(torch::jit::Stack* stack, size_t num_returns, bool eager_layout = false) {
   for (auto it = stack->end() - num_returns; it != stack->end(); ++it)
-    *it = map_tensors(*it, [](const at::Tensor& t) { return t.defined() ? wrap_new(t) : t; });
+    *it = map_tensors(*it, [&](const at::Tensor& t) { return t.defined() ? wrap_new(t, eager_layout) : t; });
+}
+
+// With remove="mutations_and_views" a view's value is a compact copy, so an op
+// computed from it lays its result out as eager need not (mul of a transposed
+// input is transposed in eager, contiguous here). Only where every functional
+// operand's value has its eager layout is the result's layout eager's too --
+// which as_strided of it needs (run_view).
+// An op lays its result out by its operands' dim order (TensorIterator): the
+// order of the dims by stride, leaving out dims of size 1 and broadcast dims
+// (stride 0), which the order does not follow. (Symbolic strides: equal ones.)
+// `ordered`: the dims that count (not of size 1, not broadcast in eager's layout).
+std::optional<std::vector<int64_t>> dim_order(const at::Tensor& t, const std::vector<int64_t>& ordered) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, dim)
+  for (int64_t d : ordered) {
+    auto stride = t.sym_stride(d).maybe_as_int();
+    if (!stride) return std::nullopt;
+    dims.emplace_back(*stride, d);
+  }
+  std::stable_sort(dims.begin(), dims.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<int64_t> order;
+  for (const auto& [stride, d] : dims) order.push_back(d);
+  return order;
+}
+
+bool same_dim_order(const at::Tensor& value, const at::Tensor& layout) {
+  if (value.sym_sizes() != layout.sym_sizes()) return false;
+  std::vector<int64_t> ordered;
+  for (int64_t d = 0; d < layout.dim(); ++d)
+    if (layout.sym_size(d) != 1 && layout.sym_stride(d) != 0) ordered.push_back(d);
+  auto a = dim_order(value, ordered);
+  auto b = dim_order(layout, ordered);
+  if (a && b) return *a == *b;
+  for (int64_t d : ordered)
+    if (value.sym_stride(d) != layout.sym_stride(d)) return false;
+  return true;
+}
+
+bool values_laid_out_as_in_eager(Args args) {
+  bool eager = true;
+  for (const c10::IValue& a : args)
+    for_each_tensor(a, [&](const at::Tensor& t) {
+      if (!eager || !t.defined() || !is_functional(t)) return;
+      FunctionalTensorImpl* impl = functional_impl(t);
+      impl->sync(/*reapply_views=*/false);
+      eager = impl->has_eager_layout() && same_dim_order(impl->value(), impl->metadata());
+    });
+  return eager;
 }
 
 // Every written argument must be functional: a tensor created outside the
@@ -268,6 +317,11 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
   std::optional<c10::SymInt> origin;
   if (parent->views().empty()) origin = parent->value().sym_storage_offset();
   auto first = std::make_shared<const ViewRecord>(op, recorded, 0, std::move(origin));
+  TORCH_CHECK(reapply || !first->is_as_strided() || parent->alias()->eager_layout(),
+              "fxinplace.functionalize",
+              "(remove='mutations_and_views'): as_strided() of a tensor computed from views, which this mode "
+              "copies contiguously: its memory layout need not be eager's, so as_strided would address other "
+              "elements than in eager; use remove='mutations' for this function");
   if (first->is_as_strided() && parent->views().empty()) check_within_storage(*first, parent->value());
   if (first->is_as_strided() && !parent->views().empty()) {
     at::Tensor view = as_strided_of_base(*parent, first, reapply);
@@ -452,9 +506,10 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     case OpKind::kPure:
       break;
   }
+  const bool eager_layout = reapply || values_laid_out_as_in_eager(torch::jit::last(*stack, num_args));
   unwrap_arguments(stack, num_args, reapply);
   op.callBoxed(stack);
-  wrap_returns(stack, op.schema().returns().size());
+  wrap_returns(stack, op.schema().returns().size(), eager_layout);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "functionalize/functional_tensor.h"
 
 #include <ATen/core/TensorBody.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include "functionalize/dispatch_key.h"
 #include "functionalize/meta_geometry.h"
@@ -77,6 +78,9 @@ void FunctionalTensorImpl::set_to(const FunctionalTensorImpl& source) {
 }
 
 void FunctionalTensorImpl::follow_move() {
+  // (Reached from anywhere functional_impl() is, our key included in a region:
+  // the meta tensors measured here must not become functional tensors.)
+  c10::impl::ExcludeDispatchKeyGuard exclude(kFunctionalizeKey);
   while (alias_->moved_to()) {
     TORCH_CHECK(base_version_ == 0,
                 "fxinplace.functionalize: a view of an input that shares memory with "

@@ -33,10 +33,12 @@ void InputAliasSet::share(const std::vector<at::Tensor>& wrapped, const std::vec
 
 bool InputAliasSet::must_join(const AliasState* touched, bool addresses_storage) const {
   if (joined()) return false;
+  // as_strided addresses the storage, which only the joined base has (a write through
+  // it folds back with as_strided_scatter on the base; a gap's memory is there).
+  if (addresses_storage) return true;
   for (const Member& m : members_) {
     std::shared_ptr<AliasState> alias = m.alias.lock();
-    if (!alias || !alias->mutated()) continue;
-    if (alias.get() != touched || addresses_storage) return true;
+    if (alias && alias->mutated() && alias.get() != touched) return true;
   }
   return false;
 }
@@ -44,9 +46,14 @@ bool InputAliasSet::must_join(const AliasState* touched, bool addresses_storage)
 void InputAliasSet::join(bool reapply_views) {
   // The flat base: every element of the storage the members can address.
   // (An empty member addresses nothing, whatever its offset: x0[1:3] of an empty x0.)
+  // The largest extent by comparison (a guard, under symbolic shapes), not a symbolic
+  // max, which a graph cannot replay as a size.
   c10::SymInt numel = 0;
-  for (const Member& m : members_)
-    if (m.layout.sym_numel().maybe_as_int() != 0) numel = numel.max(storage_extent(m.layout));
+  for (const Member& m : members_) {
+    if (m.layout.sym_numel().maybe_as_int() == 0) continue;
+    c10::SymInt extent = storage_extent(m.layout);
+    if (extent > numel) numel = extent;
+  }
   const at::Tensor& first = members_[0].original;
   at::Tensor flat = reapply_views ? at::as_strided_symint(first, {numel}, {1}, c10::SymInt(0))
                                   : at::as_strided_copy_symint(first, {numel}, {1}, c10::SymInt(0));

@@ -16,9 +16,9 @@
 //
 // The sharing is visible when an op touches one input after another input of
 // the set was written (the write must show through it), or addresses the
-// storage (as_strided) of a written input with gaps (eager's memory between its
-// elements must still be there). Before that, at most one input of the set has
-// been written, and its value is just that input's.
+// storage (as_strided: what it reaches, and a write through it folds back
+// into, is the whole storage, gaps included). Before that, at most one input
+// of the set has been written, and its value is just that input's.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -53,7 +53,8 @@ void install_hook(const py::object& callable) {
     for (const auto& views : mutated) {
       py::list per_arg;
       for (const fz::MutatedView& v : views)
-        per_arg.append(py::make_tuple(v.base_index, v.size, v.stride, v.storage_offset));
+        per_arg.append(
+            py::make_tuple(v.base_index, py::cast(v.size), py::cast(v.stride), py::cast(v.storage_offset)));
       py_mutated.append(per_arg);
     }
     py::list py_bases;

@@ -166,6 +166,9 @@ void bind_plan(py::module_& m) {
 }  // namespace
 
 void bind_plan_types(py::module_& m) {
+  // The bits of a conj() / _neg_view view in a tensor record's dtype code (graph_ir.h).
+  m.attr("CONJ_BIT") = core::kConjBit;
+  m.attr("NEG_BIT") = core::kNegBit;
   bind_enums(m);
   bind_op_facts(m);
   bind_plan(m);

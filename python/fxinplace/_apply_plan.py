@@ -46,13 +46,11 @@ def apply_plan(
     # Nodes an auto_functionalized(_v2) rewrite erased -> what holds their value now.
     erased: dict[Node, Node] = {}
 
-    def holder(node: Node) -> Node:
+    def live(k: int) -> Node:
+        node = nodes[k]
         while node in erased:
             node = erased[node]
         return node
-
-    def live(k: int) -> Node:
-        return holder(nodes[k])
 
     for i, d in zip(changed, decisions, strict=True):
         node = nodes[i]
@@ -73,10 +71,11 @@ def apply_plan(
             erased.update(_foreach_in_place(graph, node))
             continue
         if action == _INPLACE and d.slot > 0:
-            # The destination may be a getitem an earlier `_foreach_*_` rewrite erased:
-            # its value now lives in the list element.
-            target, via = (destinations or {})[i][d.slot - 1]
-            _write_into_another_operand(node, holder(target), via)
+            # The destination is the memory the planner chose (its replacement): the
+            # operand named may be a getitem an earlier `_foreach_*_` rewrite erased, or
+            # a scatter removed as a no-op, whose value lives elsewhere now.
+            _, via = (destinations or {})[i][d.slot - 1]
+            _write_into_another_operand(node, live(_final(i, replacement)), via)
             node.meta["val"] = live(replacement[i]).meta.get("val")
         elif action == _INPLACE:
             node.target = op_info(node.target).inplace or inductor_inplace_form(node.target)

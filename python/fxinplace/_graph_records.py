@@ -272,24 +272,34 @@ class _Values:
         if type(value) is Fresh and value.meta is None:
             # Never viewed: fresh memory of the recorded shape, offset 0.
             for t in _tensor_leaves(value.val, []):
-                results.append((self.storages.fresh(), *self.symbols.geometry(t, 0), _dtype_code(t.dtype)))
+                results.append((self.storages.fresh(), *self.symbols.geometry(t, 0), _dtype_code(t, t)))
             return results
         if type(value) is Fresh:
             value = value.meta
-        for t in _tensor_leaves(value, []):
+        leaves = _tensor_leaves(value, [])
+        # The conjugate/negative bits: the propagated stand-ins of views may lack them, and a
+        # recorded value may too (a real trace's snapshot); either one having a bit counts.
+        recorded = _tensor_leaves(node.meta.get("val"), [])
+        bits_of = recorded if len(recorded) == len(leaves) else leaves
+        for t, traced in zip(leaves, bits_of, strict=True):
             geometry = self.symbols.geometry(t, t.storage_offset())
-            results.append((self.storages.id(t), *geometry, _dtype_code(t.dtype)))
+            results.append((self.storages.id(t), *geometry, _dtype_code(t, traced)))
         return results
 
 
 _DTYPE_CODES: dict[torch.dtype, int] = {}
 
 
-def _dtype_code(dtype: torch.dtype) -> int:
-    code = _DTYPE_CODES.get(dtype)
+def _dtype_code(t: torch.Tensor, traced: Any) -> int:
+    """The planner's dtype (graph_ir.h `TensorValue::dtype`): a code per dtype, with the
+    conjugate and negative bits of a `conj()` / `_neg_view` view (`kConjBit`, `kNegBit`),
+    which every read of the tensor sees and the planner never writes into."""
+    code = _DTYPE_CODES.get(t.dtype)
     if code is None:
-        code = _DTYPE_CODES[dtype] = len(_DTYPE_CODES)
-    return code
+        code = _DTYPE_CODES[t.dtype] = len(_DTYPE_CODES)
+    conj = t.is_conj() or (isinstance(traced, torch.Tensor) and traced.is_conj())
+    neg = t.is_neg() or (isinstance(traced, torch.Tensor) and traced.is_neg())
+    return code | (_C.CONJ_BIT if conj else 0) | (_C.NEG_BIT if neg else 0)
 
 
 def _tensor_leaves(value: Any, out: list) -> list:

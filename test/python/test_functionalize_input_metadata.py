@@ -246,3 +246,55 @@ def test_as_strided_of_an_input_past_its_elements_reads_its_storage() -> None:
         return x.as_strided((3,), (2,), x.storage_offset()) * 1
 
     _check(f, lambda: (torch.arange(8.0)[:3],))
+
+
+# --------------------------------------------------------------------------- symbolic traces (issue 16)
+
+
+def _aliased(n: int):
+    def make():
+        torch.manual_seed(n)
+        a = torch.randn(n, 1)
+        return a, a[1:]
+
+    return make
+
+
+def _gapped_twice(n: int):
+    def make():
+        torch.manual_seed(n)
+        t = torch.randn(n, 3)
+        a = torch.cat([t, t], 0)[::2]
+        return a, a
+
+    return make
+
+
+def test_an_aliased_input_written_alone_is_not_specialized() -> None:
+    # x1 = a[1:] of a (2, 1): its sizes are 1, which a symbolic trace specializes. The graph
+    # joined x0 and x1 over their storage up front and baked x1's (1, 1) in; now it reads
+    # and writes x1 itself until the sharing shows, and is right at a second size.
+    def f(x0, x1):
+        x1.cumsum_(1)
+        return (x1,)
+
+    _check(f, _aliased(2), resized_args=_aliased(3))
+
+
+def test_aliased_inputs_joined_where_a_read_sees_the_other_write() -> None:
+    def f(x0, x1):
+        x1.add_(1)
+        return x0 * 2
+
+    _check(f, _aliased(3), resized_args=_aliased(4))
+
+
+def test_an_input_with_gaps_written_then_viewed_at_a_second_size() -> None:
+    def f(x0, x1):
+        v0 = x1[::2]
+        x1.clamp_(max=-1)
+        v0.squeeze_()
+        v1 = torch.where(v0 > 0, v0, v0)
+        return v1, x1
+
+    _check(f, _gapped_twice(4), resized_args=_gapped_twice(5))

@@ -323,3 +323,67 @@ def test_meta_sample_args_plan_the_same_graph() -> None:
     meta = (args[0].to("meta"),)
     with_meta = fxinplace.reinplace(_tf(_write_through_view_then_two_reads, args), *meta)
     assert with_meta.code == with_real.code
+
+
+# ---- issue 15: forms the random compile-path programs found (minimised), every policy
+
+
+def _fill_a_slice_then_conj_physical(x1):
+    # The out= destination was a scatter removed as a no-op, still named by the op.
+    t0 = x1.clone()
+    t0[:-1].fill_(-2j)
+    return t0.conj_physical()
+
+
+def _write_through_as_strided_of_a_clone(x0):
+    t0 = x0.clone()
+    t0.as_strided((2, 2), (1, 2), t0.storage_offset()).squeeze().sign_()
+    return t0.clone()
+
+
+def _foreach_on_a_conjugated_value(x0):
+    # A clone of a conj() view keeps its bit in the trace: `_foreach_add_` refuses such a list.
+    t0 = x0.conj()[:, :, :-1]
+    t0.add_(t0)
+    torch._foreach_add_([x0], [x0.flip(2)])
+    return t0
+
+
+def _out_into_a_negative_view(x0):
+    # sub(_neg_view(t), t0, out=...) then view(dtype): a result written into a _neg_view
+    # would carry the negative bit, which view(dtype) refuses.
+    t1 = x0 * 2
+    t2 = torch.zeros_like(t1)
+    torch.sub(torch._neg_view(t1), t1, out=t2)
+    return t2.view(torch.int32) * 1, torch._neg_view(t1) + 1
+
+
+_POLICY_CASES = {
+    "fill_a_slice_then_conj_physical": (
+        _fill_a_slice_then_conj_physical,
+        (torch.randn(4, 3, dtype=torch.complex64),),
+    ),
+    "write_through_as_strided_of_a_clone": (_write_through_as_strided_of_a_clone, (torch.randn(2, 2),)),
+    "foreach_on_a_conjugated_value": (
+        _foreach_on_a_conjugated_value,
+        (torch.randn(2, 3, 4, dtype=torch.complex64),),
+    ),
+    "out_into_a_negative_view": (_out_into_a_negative_view, (torch.randn(4),)),
+}
+
+
+@pytest.mark.parametrize("policy", ["stock", "compile", "inductor"])
+@pytest.mark.parametrize("name", list(_POLICY_CASES))
+@pytest.mark.parametrize("pipeline", ["torch_func", "fxinplace"])
+def test_random_compile_forms_under_every_policy(name: str, policy: str, pipeline: str) -> None:
+    fn, args = _POLICY_CASES[name]
+    want_args = _clone_args(args)
+    want = fn(*want_args)
+    gm = PIPELINES[pipeline](fn, _clone_args(args))
+    fxinplace.reinplace(gm, *_clone_args(args), check=True, policy=policy)
+    got_args = _clone_args(args)
+    got = gm(*got_args)
+    for w, g in zip(torch.utils._pytree.tree_leaves(want), torch.utils._pytree.tree_leaves(got), strict=True):
+        assert torch.equal(w, g) and w.is_conj() == g.is_conj() and w.is_neg() == g.is_neg(), gm.code
+    for w, g in zip(want_args, got_args, strict=True):
+        assert torch.equal(w, g), gm.code
