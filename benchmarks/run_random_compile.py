@@ -49,10 +49,11 @@ from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE, SKIPPED, WRONG 
 def _progress(started: float, total: int):
     def report(c: Campaign) -> None:
         wrong = sum(s[WRONG] for s in c.status.values())
-        failing = len({seed for g in c.failures for seed in g.seeds})
+        failing = sorted({seed for g in c.failures for seed in g.seeds})
+        seeds = f" (seeds {', '.join(map(str, failing[:10]))})" if failing else ""
         print(
             f"  [{c.programs}/{total}] {time.perf_counter() - started:.0f}s  "
-            f"failing programs={failing}  wrong (program, pipeline) pairs={wrong}",
+            f"failing programs={len(failing)}{seeds}  wrong (program, pipeline) pairs={wrong}",
             flush=True,
         )
 

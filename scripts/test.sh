@@ -18,7 +18,8 @@ ctest --test-dir build/cpp --output-on-failure
 # The checked-in type stub of the extension matches what it exports.
 bash scripts/stubs.sh --check
 
-.venv/bin/python -m pytest -q "$@"
+# One pytest worker per core (pytest-xdist); FXINPLACE_TEST_JOBS=0 runs in this process.
+.venv/bin/python -m pytest -q -n "${FXINPLACE_TEST_JOBS:-auto}" --durations=25 "$@"
 
 # Packaging: the sdist builds and installs into a fresh venv.
 bash scripts/check_sdist.sh

@@ -63,7 +63,11 @@ enum class Action : uint8_t {
     "elements already overwritten (policy='inductor')")                                                  \
   X(kNoCompilerInplaceLowering, "no_compiler_inplace_lowering",                                          \
     "Inductor has no lowering for the in-place form: it would run as a library kernel and keep a "       \
-    "buffer the functional form fuses away (policy='inductor')")
+    "buffer the functional form fuses away (policy='inductor')")                                         \
+  X(kReturnedAsPartialView, "returned_as_partial_view",                                                  \
+    "the result is returned, and self views only part of a buffer: the output would be that view "       \
+    "(another storage, a _base) where the program returns a tensor of its own (policies 'compile' and "  \
+    "'inductor', whose outputs torch.compile's runtime takes)")
 
 enum class Reason : uint8_t {
 #define FXINPLACE_REASON_ENUM(id, name, text) id,

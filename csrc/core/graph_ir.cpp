@@ -24,6 +24,7 @@ NodeId Graph::add(Node node) {
       throw std::invalid_argument("node " + std::to_string(id) + ": write slot names no result");
   }
   for (NodeId op : node.operands) check(op, "operand");
+  for (NodeId op : node.absolute_layout_reads) check(op, "absolutely addressed operand");
   for (const TensorValue& v : node.results)
     if (v.storage < 0 || v.storage >= num_storages_)
       throw std::invalid_argument("node " + std::to_string(id) + ": unknown storage id");

@@ -120,6 +120,11 @@ struct Node {
   // The tensor whose memory this node's result views (views, getitems of
   // multi-output views, _unsafe_view) or addresses (as_strided_scatter).
   NodeId layout_parent = kNoNode;
+  // Operands whose memory the node addresses by storage offset and strides,
+  // not by logical element: an auto_functionalized_v2 base with an as_strided
+  // view encoding (_x_size, _x_stride, _x_storage_offset, fixed when traced).
+  // Moving such an operand into another layout would move the view's elements.
+  std::vector<NodeId> absolute_layout_reads;
   ScatterSpec scatter;  // kind != kNone for a view-inverting *_scatter op
   NodeId self = kNoNode;
   NodeId scatter_src = kNoNode;

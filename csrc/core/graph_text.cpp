@@ -157,6 +157,8 @@ void write_node(std::ostringstream& out, const Graph& g, NodeId id) {
   if (!n.reads_memory) out << " no_reads";
   if (!n.operands.empty())
     out << " operands=" << join(n.operands, [](NodeId o) { return std::to_string(o); });
+  if (!n.absolute_layout_reads.empty())
+    out << " absolute=" << join(n.absolute_layout_reads, [](NodeId o) { return std::to_string(o); });
   if (!n.operand_elements.empty())
     out << " elements=" << join(n.operand_elements, [](int32_t e) { return std::to_string(e); });
   for (const WriteSlot& s : n.slots)
@@ -221,6 +223,8 @@ void read_field(Graph& g, Node& n, const std::string& token) {
     n.reads_memory = false;
   else if (key == "operands")
     for (const std::string& o : split(value, ',')) n.operands.push_back(std::stoi(o));
+  else if (key == "absolute")
+    for (const std::string& o : split(value, ',')) n.absolute_layout_reads.push_back(std::stoi(o));
   else if (key == "elements")
     for (const std::string& e : split(value, ',')) n.operand_elements.push_back(std::stoi(e));
   else if (key == "slot") {

@@ -2,6 +2,7 @@
 // result its buffer's layout, which views of it, results computed from it and
 // graph outputs may show. Also where each node's memory really is once earlier
 // rewrites moved it (effective_geom), for the overlap checks.
+#include <algorithm>
 #include <utility>
 
 #include "planner_walk.h"
@@ -29,6 +30,11 @@ void Walk::summarise_layout_uses() {
   layout_children_.assign(g_.size(), {});
   for (NodeId u = static_cast<NodeId>(g_.size()) - 1; u >= 0; --u) {
     const Node& user = g_.at(u);
+    for (NodeId op : user.absolute_layout_reads) {
+      // Never lands (derive_geom: the node does not alias it), so a move is visible.
+      layout_children_[static_cast<size_t>(op)].push_back(u);
+      layout_needs_[static_cast<size_t>(op)] = LayoutUse::kAbsolute;
+    }
     if (user.layout_parent == kNoNode) continue;
     auto parent = static_cast<size_t>(user.layout_parent);
     layout_children_[parent].push_back(u);
@@ -94,6 +100,15 @@ bool Walk::layout_change_is_visible(NodeId moved, NodeId home) {
   if (!from || !to) return true;
   const Geometry& old_geom = g_.geometries().at(from->geom);
   if (old_geom.sizes != to->sizes) return true;
+  // Views are relocated element by element below, keeping their own strides in
+  // size-1 dims; ATen's views take those from the parent, and a stride-dependent
+  // view checks them as numbers:
+  //   y = add(c, 2.0)           # c: sizes (1, 1), strides (2, 2); y: strides (1, 1)
+  //   v = y[:, 0:1].view(torch.float16)   # in place (y in c's memory): stride(-1) is 2, raises
+  // So a stride-dependent use below needs the strides literally unchanged.
+  if (old_geom.strides != to->strides && layout_needs_[static_cast<size_t>(moved)] >= LayoutUse::kStrides) {
+    return true;
+  }
   struct Pending {
     NodeId node;
     Geometry old_parent, new_parent;
@@ -110,6 +125,41 @@ bool Walk::layout_change_is_visible(NodeId moved, NodeId home) {
     for (NodeId c : layout_children_[static_cast<size_t>(p.node)]) pending.push_back({c, own, *landed});
   }
   return false;
+}
+
+// Does `t` address all of its buffer, as a tensor of its own would? A result
+// written into a part of a buffer and returned would be a view with a larger
+// storage (and a _base) where the program returns a tensor of its own; the
+// next compiled graph, taking it as an input, sees that storage:
+//   u = unfold(mm, 0, 2, 2)   # rows 0-5 of mm's 7
+//   y = abs(u)                # returned: its own 42 elements
+//   abs_(u); return u         # a view of mm's 49 (AOTAutograd then replays
+//                             # views of the next graph on mm: wrong shapes)
+// Unknown (symbolic sizes) counts as no.
+bool Walk::covers_its_buffer(NodeId t) {
+  // Each view step keeps every element when it reshapes (view, _unsafe_view:
+  // same numel by definition) or only reorders, adds or drops size-1 dims (the
+  // sizes other than 1 are the same multiset: permute, transpose, unsqueeze,
+  // alias); symbolic sizes compare by identity. Otherwise count the elements.
+  auto big_sizes = [](const Geometry& g) {
+    std::vector<Extent> v;
+    for (const Extent& e : g.sizes)
+      if (!e.is(1)) v.push_back(e);
+    return v;
+  };
+  for (NodeId c = t; g_.at(c).view_of != kNoNode; c = g_.at(c).view_of) {
+    NodeId p = g_.at(c).view_of;
+    if (g_.at(c).layout_use == LayoutUse::kReshape) continue;
+    if (!value(c) || !value(p)) return false;
+    auto mine = big_sizes(own_geom(c));
+    auto theirs = big_sizes(own_geom(p));
+    if (mine.size() == theirs.size() && std::is_permutation(mine.begin(), mine.end(), theirs.begin()))
+      continue;
+    auto n = own_geom(c).numel();
+    auto m = own_geom(p).numel();
+    if (!n || !m || *n != *m || own_geom(c).offset != own_geom(p).offset) return false;
+  }
+  return true;
 }
 
 // Where view-like node `u` lands when its parent moves from `old_parent` to
@@ -132,10 +182,15 @@ std::optional<Geometry> Walk::derive_geom(NodeId u, const Geometry& old_parent, 
       return g;
     }
     case LayoutUse::kStrides: {
+      // ATen checks these views' strides as numbers, size-1 dims included
+      // (x.view(torch.float16) on a float32 x of sizes (1, 1) raises unless
+      // stride(-1) == 1), so the parent's strides must stay literally the same.
       Geometry same_place = old_parent;
       same_place.offset = new_parent.offset;
       auto offset = shift(own.offset, old_parent.offset, new_parent.offset);
-      if (!same_place.same_elements(new_parent) || !offset) return std::nullopt;
+      if (old_parent.strides != new_parent.strides || !same_place.same_elements(new_parent) || !offset) {
+        return std::nullopt;
+      }
       Geometry g = own;
       g.offset = *offset;
       return g;

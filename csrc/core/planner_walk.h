@@ -60,6 +60,7 @@ class Walk {
   void summarise_layout_uses();
   void summarise_computed_layouts();
   bool layout_change_is_visible(NodeId moved, NodeId home);
+  bool covers_its_buffer(NodeId t);
   bool layout_differs(NodeId moved, NodeId home);
   std::optional<Geometry> derive_geom(NodeId u, const Geometry& old_parent, const Geometry& new_parent);
   bool aliases_parent(NodeId u) const;

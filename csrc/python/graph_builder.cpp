@@ -135,8 +135,12 @@ class GraphBuilder {
   using SlotRecords = std::vector<std::tuple<NodeId, int32_t, int32_t, bool>>;
 
   NodeId auto_functionalized(std::string name, std::vector<NodeId> operands, const Results& results,
-                             const SlotRecords& slots) {
-    return slotted(NodeKind::kAutoFunctionalized, name, std::move(operands), results, slots);
+                             const SlotRecords& slots, std::vector<NodeId> absolute_layout_reads) {
+    NodeId id = slotted(NodeKind::kAutoFunctionalized, name, std::move(operands), results, slots);
+    for (NodeId op : absolute_layout_reads)
+      if (op < 0 || op >= id) throw py::index_error("absolute_layout_reads: no such earlier node");
+    g_.at(id).absolute_layout_reads = std::move(absolute_layout_reads);
+    return id;
   }
 
   NodeId foreach (std::string name, std::vector<NodeId> operands, const Results& results,
@@ -250,9 +254,10 @@ void bind_graph_builder(py::module_& m) {
       .def("getitem", &GraphBuilder::getitem, py::arg("name"), py::arg("source"), py::arg("index"),
            py::arg("results"))
       .def("auto_functionalized", &GraphBuilder::auto_functionalized, py::arg("name"), py::arg("operands"),
-           py::arg("results"), py::arg("slots"),
+           py::arg("results"), py::arg("slots"), py::arg("absolute_layout_reads") = std::vector<NodeId>{},
            "auto_functionalized_v2 (or auto_functionalized, v1); slots: (base node (v1: written argument), "
-           "index of its new value in results, its position in the node's value, already not cloned).")
+           "index of its new value in results, its position in the node's value, already not cloned); "
+           "absolute_layout_reads: bases it views by storage offset and strides (as_strided encodings).")
       .def("foreach", &GraphBuilder::foreach, py::arg("name"), py::arg("operands"), py::arg("results"),
            py::arg("self_list"), py::arg("collective") = false,
            py::arg("operand_elements") = std::vector<int32_t>{},

@@ -258,6 +258,8 @@ class Reason:
       INDUCTOR_FUSED_READ
 
       NO_COMPILER_INPLACE_LOWERING
+
+      RETURNED_AS_PARTIAL_VIEW
     """
 
     COMPILER_FUSES: typing.ClassVar[Reason]
@@ -275,6 +277,7 @@ class Reason:
     OPERAND_ALIASES_SELF: typing.ClassVar[Reason]
     RESULT_NOT_SINGLE_TENSOR: typing.ClassVar[Reason]
     RESULT_READ_AFTER_WRITE_BACK: typing.ClassVar[Reason]
+    RETURNED_AS_PARTIAL_VIEW: typing.ClassVar[Reason]
     SCATTER_KEPT_FOR_FUSION: typing.ClassVar[Reason]
     SCATTER_UNPROVEN: typing.ClassVar[Reason]
     SELF_FLIPS_VALUES: typing.ClassVar[Reason]
@@ -439,9 +442,10 @@ class GraphBuilder:
                 bool,
             ]
         ],
+        absolute_layout_reads: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
     ) -> int:
         """
-        auto_functionalized_v2 (or auto_functionalized, v1); slots: (base node (v1: written argument), index of its new value in results, its position in the node's value, already not cloned).
+        auto_functionalized_v2 (or auto_functionalized, v1); slots: (base node (v1: written argument), index of its new value in results, its position in the node's value, already not cloned); absolute_layout_reads: bases it views by storage offset and strides (as_strided encodings).
         """
     def compiler_facts(
         self,

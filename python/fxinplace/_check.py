@@ -939,6 +939,13 @@ class _Translator:
                 src = src.expand(view.shape)
             except RuntimeError:
                 return None
+            if torch._debug_has_internal_overlap(view) == 1:
+                # ATen's copy_ into a view whose elements share memory raises at run time
+                # ("more than one element of the written-to tensor refers to a single memory
+                # location"): the program has no value to compare.
+                raise _CannotCheck(
+                    f"node {self.node.name} ({name}) writes through a view with internal overlap"
+                )
             return [self.clone_like_aten(out, base), self.copy(view, src)]
         if name.endswith("_copy"):
             return self.copy_of_view(name, target, outs)
@@ -1009,7 +1016,16 @@ class _Translator:
         elif queue:
             self.direct_custom_op(queue.pop(0))
         elif target is _aten.copy_.default:
-            self.inplace(_aten.copy.default, -1)  # a scatter rewritten as view + copy_
+            # A scatter rewritten as view + copy_. A copy_ between dtypes converts values,
+            # which the tag model does not follow (the functional scatter's converted
+            # elements are fresh tags of its own): say so rather than report a difference.
+            bound = _bind(target, self.args, self.kwargs)
+            if not _same_kind(bound.get("self"), bound.get("src")):
+                raise _CannotCheck(
+                    f"node {node.name} (aten.copy_) converts {bound['src'].dtype} values to "
+                    f"{bound['self'].dtype} (value conversions are not modelled)"
+                )
+            self.inplace(_aten.copy.default, -1)
         else:
             self.unmatched_mutation()
 

@@ -223,16 +223,52 @@ TEST(Planner, AsStridedOfTheResultBlocksAMoveToAnotherOffset) {
   EXPECT_EQ(at(b.plan(), add).reason, Reason::kLayoutSensitiveUse);
 }
 
-// Same graph with a logical view (select) instead: the move is invisible.
-TEST(Planner, LogicalViewOfTheResultAllowsTheMove) {
+// a = clone(x); r = slice(a, 0, 1, 4); b = add(r, 1); s = select(b, 0, 2):
+// a logical view of the result, which lands wherever b does.
+struct SelectOfAnAddIntoASlice {
   Builder b;
-  NodeId x = b.input({4});
-  NodeId a = b.op({x}, {4}, false);
-  NodeId r = b.view(a, contiguous({3}, 1));
-  NodeId add = b.op({r}, {3});
-  NodeId s = b.view(add, contiguous({}, 2));
-  b.output({s});
-  EXPECT_EQ(at(b.plan(), add).action, Action::kInplace);
+  NodeId add = kNoNode, s = kNoNode;
+  SelectOfAnAddIntoASlice() {
+    NodeId x = b.input({4});
+    NodeId a = b.op({x}, {4}, false);
+    NodeId r = b.view(a, contiguous({3}, 1));
+    add = b.op({r}, {3});
+    s = b.view(add, contiguous({}, 2));
+  }
+};
+
+// Read by a computation, the move is invisible.
+TEST(Planner, LogicalViewOfTheResultAllowsTheMove) {
+  SelectOfAnAddIntoASlice t;
+  NodeId m = t.b.op({t.s}, {});
+  t.b.output({m});
+  EXPECT_EQ(at(t.b.plan(), t.add).action, Action::kInplace);
+}
+
+// Returned, s would be a view of all of a's 4 elements where the program
+// returns a view of b's own 3 (another storage, another _base): refused where
+// torch.compile's runtime takes the outputs, taken (as the stock pass does) in
+// a plain FX graph.
+TEST(Planner, AResultReturnedIsNotWrittenIntoPartOfABufferUnderTorchCompile) {
+  SelectOfAnAddIntoASlice t;
+  t.b.output({t.s});
+  PlanOptions compile;
+  compile.reuse_written_back_inputs = true;
+  EXPECT_EQ(at(t.b.plan(compile), t.add).reason, Reason::kReturnedAsPartialView);
+  EXPECT_EQ(at(t.b.plan(), t.add).action, Action::kInplace);
+}
+
+// A view of the whole buffer (a reshape of it) is written in place and returned.
+TEST(Planner, AResultReturnedMayBeWrittenIntoAViewOfAWholeBuffer) {
+  Builder b;
+  NodeId x = b.input({2, 3});
+  NodeId a = b.op({x}, {2, 3}, false);
+  NodeId r = b.view(a, contiguous({6}));
+  NodeId add = b.op({r}, {6});
+  b.output({add});
+  PlanOptions compile;
+  compile.reuse_written_back_inputs = true;
+  EXPECT_EQ(at(b.plan(compile), add).action, Action::kInplace);
 }
 
 // a = clone(x); v1 = alias(a); ...; v200000 = alias(v199999); b = add(v200000, a)
