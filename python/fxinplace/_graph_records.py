@@ -116,9 +116,7 @@ def _as_strided_bases(call: AFv2Call, index: dict) -> list[int]:
     """The bases `call` views through an as_strided encoding: the recorded sizes, strides and
     storage offset address the base's memory, so the planner must not move the base."""
     infos = [v for value in call.views.values() for v in (value if isinstance(value, list) else [value])]
-    found = {
-        info.base_index for info in infos if isinstance(info, afv2_impl.AsStridedViewInfo)
-    }
+    found = {info.base_index for info in infos if isinstance(info, afv2_impl.AsStridedViewInfo)}
     return [index[call.bases[j]] for j in sorted(found) if call.bases[j] is not None]
 
 
