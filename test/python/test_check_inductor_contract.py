@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from issue15_programs import f2, f3, f4
 from torch._inductor.virtualized import V
 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -32,37 +33,10 @@ aten = torch.ops.aten
 prims = torch.ops.prims
 
 
-@torch.library.custom_op("fxinplace_check_contract::negate_", mutates_args={"x"})
-def negate_(x: torch.Tensor) -> None:
-    x.neg_()
-
-
-@negate_.register_fake
-def _(x: torch.Tensor) -> None:
-    return None
-
-
-def f2(x, src):
-    y = x.clone()
-    negate_(y.view(torch.float32))
-    return torch.diagonal_scatter(y, src)
-
-
-def f3(x):
-    x.index_put_((torch.arange(4),), x * 2.0)
-    x.add_(x.flip(0))
-    return x
-
-
 def f3_values_elsewhere(x, v):
     # f3 with values that do not read x: only the epilogue's read of rev(index_put) is left.
     x.index_put_((torch.arange(4),), v * 2.0)
     x.add_(x.flip(0))
-    return x
-
-
-def f4(x):
-    torch._foreach_add_([x], [x.flip(0)])
     return x
 
 

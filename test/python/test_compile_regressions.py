@@ -18,45 +18,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from issue15_programs import f1, f2, f3, f4
 
 from fxinplace.compile import make_backend
 from fxinplace.testing.inductor_parity import compile_and_run
 from fxinplace.testing.memory import measure
 
 pytestmark = pytest.mark.filterwarnings("ignore")
-
-
-@torch.library.custom_op("fxinplace_regressions::negate_", mutates_args={"x"})
-def negate_(x: torch.Tensor) -> None:
-    x.neg_()
-
-
-@negate_.register_fake
-def _(x: torch.Tensor) -> None:
-    return None
-
-
-def f1(x):
-    y = torch.diagonal_scatter(x, x.diagonal())
-    x.fill_(2)
-    return y
-
-
-def f2(x, src):
-    y = x.clone()
-    negate_(y.view(torch.float32))
-    return torch.diagonal_scatter(y, src)
-
-
-def f3(x):
-    x.index_put_((torch.arange(4),), x * 2.0)
-    x.add_(x.flip(0))
-    return x
-
-
-def f4(x):
-    torch._foreach_add_([x], [x.flip(0)])
-    return x
 
 
 def neg_of_flip_out(x):
