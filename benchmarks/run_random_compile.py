@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -40,24 +39,10 @@ try:
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
-from fxinplace.testing.campaign import FAILURE_KINDS, Campaign, run_seeds  # noqa: E402
+from fxinplace.testing.campaign import FAILURE_KINDS, Campaign, progress_printer, run_seeds  # noqa: E402
 from fxinplace.testing.compile_families import CHECKPOINTS, OPTIMIZERS, check_family_case  # noqa: E402
 from fxinplace.testing.compile_pipelines import check_seed, minimized, program_for  # noqa: E402
-from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE, SKIPPED, WRONG  # noqa: E402
-
-
-def _progress(started: float, total: int):
-    def report(c: Campaign) -> None:
-        wrong = sum(s[WRONG] for s in c.status.values())
-        failing = sorted({seed for g in c.failures for seed in g.seeds})
-        seeds = f" (seeds {', '.join(map(str, failing[:10]))})" if failing else ""
-        print(
-            f"  [{c.programs}/{total}] {time.perf_counter() - started:.0f}s  "
-            f"failing programs={len(failing)}{seeds}  wrong (program, pipeline) pairs={wrong}",
-            flush=True,
-        )
-
-    return report
+from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE, SKIPPED  # noqa: E402
 
 
 def _programs(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
@@ -74,13 +59,12 @@ def _programs(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
     print(
         f"random programs: seeds {seeds.start}..{seeds.stop - 1}, paths {paths}, jobs={args.jobs}", flush=True
     )
-    started = time.perf_counter()
     return run_seeds(
         seeds,
         jobs=args.jobs,
         check=check,
         chunksize=1,
-        progress=_progress(started, len(seeds)),
+        progress=progress_printer(len(seeds)),
         progress_every=args.progress,
     )
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -37,23 +36,10 @@ except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
 from fxinplace.testing.broken_passes import inplace_first_candidate  # noqa: E402
-from fxinplace.testing.campaign import FAILURE_KINDS, Campaign, minimized_source, run_seeds  # noqa: E402
-from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE, WRONG  # noqa: E402
+from fxinplace.testing.campaign import FAILURE_KINDS, minimized_source, progress_printer, run_seeds  # noqa: E402
+from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE  # noqa: E402
 from fxinplace.testing.random_pipelines_known import known_issue  # noqa: E402
 from fxinplace.testing.random_programs import generate  # noqa: E402
-
-
-def _progress(started: float, total: int):
-    def report(c: Campaign) -> None:
-        wrong = sum(s[WRONG] for s in c.status.values())
-        failing = len({seed for g in c.failures for seed in g.seeds})
-        print(
-            f"  [{c.programs}/{total}] {time.perf_counter() - started:.0f}s  "
-            f"failing programs={failing}  wrong (program, pipeline) pairs={wrong}",
-            flush=True,
-        )
-
-    return report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,12 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         f"checking {len(seeds)} programs (seeds {seeds.start}..{seeds.stop - 1}), jobs={args.jobs}",
         flush=True,
     )
-    started = time.perf_counter()
     campaign = run_seeds(
         seeds,
         jobs=args.jobs,
         reinplace=reinplace,
-        progress=_progress(started, len(seeds)),
+        progress=progress_printer(len(seeds)),
         progress_every=args.progress,
         keep=args.save is not None,
     )

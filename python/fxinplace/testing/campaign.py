@@ -44,10 +44,29 @@ __all__ = [
     "SignatureGroup",
     "iter_reports",
     "minimized_source",
+    "progress_printer",
     "run_seeds",
 ]
 
 FAILURE_KINDS = (WRONG, INTERNAL)
+
+
+def progress_printer(total: int) -> Callable[[Campaign], None]:
+    """A ``run_seeds(progress=...)`` callback printing a line: programs done, seconds since
+    this call, the failing programs (their first seeds) and the wrong (program, pipeline) pairs."""
+    started = time.perf_counter()
+
+    def report(c: Campaign) -> None:
+        wrong = sum(s[WRONG] for s in c.status.values())
+        failing = sorted({seed for g in c.failures for seed in g.seeds})
+        seeds = f" (seeds {', '.join(map(str, failing[:10]))})" if failing else ""
+        print(
+            f"  [{c.programs}/{total}] {time.perf_counter() - started:.0f}s  "
+            f"failing programs={len(failing)}{seeds}  wrong (program, pipeline) pairs={wrong}",
+            flush=True,
+        )
+
+    return report
 
 
 @dataclasses.dataclass
