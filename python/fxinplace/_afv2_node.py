@@ -46,6 +46,14 @@ class AFv2Call:
                     found.append(v)
         return found
 
+    def as_strided_bases(self) -> list[Node]:
+        """The bases the op's arguments are views of through an as_strided encoding
+        (`_x_size`, `_x_stride`, `_x_storage_offset`): they address the base's memory, not
+        its logical elements, so the base must keep its layout."""
+        infos = _flat(self.views.values())
+        found = sorted({i.base_index for i in infos if isinstance(i, afv2_impl.AsStridedViewInfo)})
+        return [self.bases[j] for j in found if self.bases[j] is not None]
+
 
 def read_call(node: Node) -> AFv2Call:
     """Decode an AFv2 node; ReinplaceInputError naming it when it is malformed."""

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch._higher_order_ops import auto_functionalize as afv2_impl
 from torch.fx import GraphModule, Node
 
 from fxinplace import _C
@@ -100,7 +99,8 @@ def _read_call(
             if base is not None and item in leaf_index:
                 slots.append((index[base], leaf_index[item], item, j not in call.cloned))
         bases = [index[base] for base in call.bases if base is not None]
-        b.auto_functionalized(name, direct + bases, results, slots, _as_strided_bases(call, index))
+        absolute = [index[base] for base in call.as_strided_bases()]
+        b.auto_functionalized(name, direct + bases, results, slots, absolute)
     elif target is AFV1:
         _read_v1_call(b, node, index, values, afv2_calls, i)
     elif isinstance(target, torch._ops.OpOverload):
@@ -110,14 +110,6 @@ def _read_call(
     else:
         _reject_tensor_math(node, values.env)
         b.other(name, operands, values.of(node))
-
-
-def _as_strided_bases(call: AFv2Call, index: dict) -> list[int]:
-    """The bases `call` views through an as_strided encoding: the recorded sizes, strides and
-    storage offset address the base's memory, so the planner must not move the base."""
-    infos = [v for value in call.views.values() for v in (value if isinstance(value, list) else [value])]
-    found = {info.base_index for info in infos if isinstance(info, afv2_impl.AsStridedViewInfo)}
-    return [index[call.bases[j]] for j in sorted(found) if call.bases[j] is not None]
 
 
 def _read_v1_call(b, node: Node, index: dict, values: _Values, afv2_calls: dict, i: int) -> None:
