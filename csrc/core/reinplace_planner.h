@@ -33,6 +33,12 @@ struct PlanOptions {
   // inputs, auto_functionalized bases, ops it runs as library kernels), never
   // an op it would fuse (see planner_inductor.cpp).
   bool inductor = false;
+  // The graph's outputs go to torch.compile's runtime (AOTAutograd), which
+  // hands them to the next compiled graph and replays views on them: a
+  // returned result keeps a storage of its own, never becoming a view of part
+  // of another buffer (policies "compile" and "inductor"). A plain FX graph
+  // may return such a view, as the stock pass makes it.
+  bool outputs_taken_by_torch_compile = false;
 };
 
 struct Plan {

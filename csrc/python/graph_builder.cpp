@@ -171,16 +171,19 @@ class GraphBuilder {
 
   // The planner's input as text, with the plan's decisions as `expect` lines
   // (core/graph_text.h): a case a C++ test can replay.
-  std::string dump(bool reuse_written_back_inputs, bool dead_operand_destinations, bool inductor) {
-    return graph_to_text(g_) +
-           expectations_to_text(plan(reuse_written_back_inputs, dead_operand_destinations, inductor));
+  std::string dump(bool reuse_written_back_inputs, bool dead_operand_destinations, bool inductor,
+                   bool outputs_taken_by_torch_compile) {
+    return graph_to_text(g_) + expectations_to_text(plan(reuse_written_back_inputs, dead_operand_destinations,
+                                                         inductor, outputs_taken_by_torch_compile));
   }
 
-  Plan plan(bool reuse_written_back_inputs, bool dead_operand_destinations, bool inductor) {
+  Plan plan(bool reuse_written_back_inputs, bool dead_operand_destinations, bool inductor,
+            bool outputs_taken_by_torch_compile) {
     PlanOptions options;
     options.reuse_written_back_inputs = reuse_written_back_inputs;
     options.dead_operand_destinations = dead_operand_destinations;
     options.inductor = inductor;
+    options.outputs_taken_by_torch_compile = outputs_taken_by_torch_compile;
     return plan_reinplace(g_, options);
   }
 
@@ -275,9 +278,11 @@ void bind_graph_builder(py::module_& m) {
            "buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it; "
            "Inductor has no lowering for its in-place form.")
       .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false,
-           py::arg("dead_operand_destinations") = false, py::arg("inductor") = false)
+           py::arg("dead_operand_destinations") = false, py::arg("inductor") = false,
+           py::arg("outputs_taken_by_torch_compile") = false)
       .def("dump", &GraphBuilder::dump, py::arg("reuse_written_back_inputs") = false,
            py::arg("dead_operand_destinations") = false, py::arg("inductor") = false,
+           py::arg("outputs_taken_by_torch_compile") = false,
            "The planner's input as text, with today's decisions as expectations (see test/cpp/cases).");
 }
 

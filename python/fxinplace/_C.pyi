@@ -477,6 +477,7 @@ class GraphBuilder:
         reuse_written_back_inputs: bool = False,
         dead_operand_destinations: bool = False,
         inductor: bool = False,
+        outputs_taken_by_torch_compile: bool = False,
     ) -> str:
         """
         The planner's input as text, with today's decisions as expectations (see test/cpp/cases).
@@ -595,6 +596,7 @@ class GraphBuilder:
         reuse_written_back_inputs: bool = False,
         dead_operand_destinations: bool = False,
         inductor: bool = False,
+        outputs_taken_by_torch_compile: bool = False,
     ) -> Plan: ...
     def write_back(
         self,

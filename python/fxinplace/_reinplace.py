@@ -37,6 +37,7 @@ def _plan_options(policy: str) -> dict[str, bool]:
         "reuse_written_back_inputs": policy in ("compile", "inductor"),
         "dead_operand_destinations": policy == "compile",
         "inductor": policy == "inductor",
+        "outputs_taken_by_torch_compile": policy in ("compile", "inductor"),
     }
 
 

@@ -253,7 +253,7 @@ TEST(Planner, AResultReturnedIsNotWrittenIntoPartOfABufferUnderTorchCompile) {
   SelectOfAnAddIntoASlice t;
   t.b.output({t.s});
   PlanOptions compile;
-  compile.reuse_written_back_inputs = true;
+  compile.outputs_taken_by_torch_compile = true;
   EXPECT_EQ(at(t.b.plan(compile), t.add).reason, Reason::kReturnedAsPartialView);
   EXPECT_EQ(at(t.b.plan(), t.add).action, Action::kInplace);
 }
@@ -267,7 +267,7 @@ TEST(Planner, AResultReturnedMayBeWrittenIntoAViewOfAWholeBuffer) {
   NodeId add = b.op({r}, {6});
   b.output({add});
   PlanOptions compile;
-  compile.reuse_written_back_inputs = true;
+  compile.outputs_taken_by_torch_compile = true;
   EXPECT_EQ(at(b.plan(compile), add).action, Action::kInplace);
 }
 
