@@ -51,6 +51,21 @@ COMPILE_KINDS: tuple[tuple[str, float], ...] = (
 
 _MAX_POSITION_INPUTS = 2
 
+# Writes of a read `r` into the target `te` next to it, by form (the forms with choices of
+# their own are in _near_line).
+_NEAR_WRITES = {
+    "copy": "{te}.copy_({r})",
+    "out_neg": "torch.neg({r}, out={te})",
+    "out_not": "torch.logical_not({r}, out={te})",
+    "out_add": "torch.add({te}, {r}, out={te})",
+    "mul": "{te}.mul_({r})",
+    "lerp": "{te}.lerp_({r}, 0.5)",
+    "addcmul": "{te}.addcmul_({r}, {r}, value=0.5)",
+    "foreach_add": "torch._foreach_add_([{te}], [{r}])",
+    "foreach_lerp": "torch._foreach_lerp_([{te}], [{r}], 0.5)",
+    "foreach_copy_add": "torch._foreach_copy_([{te}], torch._foreach_add([{te}], [{r}]))",
+}
+
 
 def disjoint(a: torch.Tensor, b: torch.Tensor) -> bool:
     """``a`` and ``b`` share no byte."""
@@ -497,30 +512,12 @@ class CompileStatements:
 
     def _near_line(self, form: str, te: str, ts: list[torch.Tensor], r: str, target: Target) -> str | None:
         rng = self.rng
-        if form == "copy":
-            return f"{te}.copy_({r})"
-        if form == "out_neg":
-            return f"torch.neg({r}, out={te})"
-        if form == "out_not":
-            return f"torch.logical_not({r}, out={te})"
-        if form == "out_add":
-            return f"torch.add({te}, {r}, out={te})"
+        if form in _NEAR_WRITES:
+            return _NEAR_WRITES[form].format(te=te, r=r)
         if form == "add":
             if target.name is not None and rng.random() < 0.4:
                 return f"{te} += {r}"
             return f"{te}.{rng.choice(('add_', 'sub_'))}({r})"
-        if form == "mul":
-            return f"{te}.mul_({r})"
-        if form == "lerp":
-            return f"{te}.lerp_({r}, 0.5)"
-        if form == "addcmul":
-            return f"{te}.addcmul_({r}, {r}, value=0.5)"
-        if form == "foreach_add":
-            return f"torch._foreach_add_([{te}], [{r}])"
-        if form == "foreach_lerp":
-            return f"torch._foreach_lerp_([{te}], [{r}], 0.5)"
-        if form == "foreach_copy_add":
-            return f"torch._foreach_copy_([{te}], torch._foreach_add([{te}], [{r}]))"
         if form == "setitem":
             return f"{te}[1:] = {r}[1:]" if ts[0].dim() else None
         if form in ("index_put", "index_put_bool"):
