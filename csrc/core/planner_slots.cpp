@@ -47,6 +47,13 @@ std::optional<Decision> Walk::check_write(NodeId i, const WriteSlot& slot, NodeI
     written_back = true;
   }
   if (auto refused = check_other_operands(i, slot, elementwise)) return refused;
+  // The value `holder` holds (an op's result, a custom op's new base, a
+  // `_foreach_*` element) would live in target's memory: returned from a graph
+  // torch.compile's runtime takes, it must not become a view of part of a buffer.
+  if (const TensorValue* held = holder == kNoNode ? nullptr : value(holder);
+      options_.outputs_taken_by_torch_compile && held && classes_.of(held->storage).returned &&
+      !covers_its_buffer(target))
+    return refuse(Reason::kReturnedAsPartialView);
   // An input written back is read, after the write-back, as the value copied
   // into it; check_input_written_back covered everything before.
   if (!written_back && c.last_read > i) return refuse(Reason::kUsedLater, c.last_read);

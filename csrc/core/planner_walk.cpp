@@ -130,10 +130,6 @@ Decision Walk::try_slot(NodeId i, size_t k) {
   if (layout_change_is_visible(i, target) ||
       (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, target)))
     return refuse(Reason::kLayoutSensitiveUse);
-  if (const TensorValue* mine = node.results.empty() ? nullptr : value(i);
-      options_.outputs_taken_by_torch_compile && mine && classes_.of(mine->storage).returned &&
-      !covers_its_buffer(target))
-    return refuse(Reason::kReturnedAsPartialView);
   if (auto refused = inductor_refuses_write(i, slot, i, node.results.empty() ? -1 : node.results[0].storage))
     return *refused;
   Decision out;

@@ -4,7 +4,7 @@ against aot_eager, bitwise, with the checker on, as `benchmarks/run_random_compi
 
 Frozen as source (not as seeds) so that generator changes keep them. Fixed by: literal strides
 for stride-dependent views below a moved result (1727), auto_functionalized_v2 bases with an
-as_strided encoding never moved (1154), no returned result written into part of a buffer (1480),
+as_strided encoding never moved (1154), no returned result written into part of a buffer (1480, 1983),
 the checker saying "cannot check" for writes through overlapping views and converting copies
 (1399, 275), the oracle comparing complex32 (1719).
 """
@@ -127,6 +127,23 @@ FOUND = {
             "[t8, t9] = torch._foreach_sqrt(torch._foreach_sub([t5, t5.transpose(2, -2).diagonal(1, 0, 2)], 0.5))",
         ),
         ("t3",),
+    ),
+    # a custom op's base, a complex view of a real scatter result, written in place and returned through
+    # views: the output's _base became that real tensor, and AOTAutograd regenerated the output from the
+    # input with the real tensor's geometry (setStorage out of bounds at the second size)
+    1983: (
+        "def make_args(n):\n    g = torch.Generator().manual_seed(1983)\n    x0 = torch.randn((1, 2, 2), generator=g).mul(8).round().div(8)\n    x1 = torch.complex(torch.randn((n, n + 1), generator=g).mul(8).round().div(8), torch.randn((n, n + 1), generator=g).mul(8).round().div(8))\n    return (x0, x1)\n",
+        ("x0", "x1"),
+        (
+            "x1.div_(2)",
+            "t0 = x1.masked_fill(x1.real > 0, 0.0)",
+            "t1 = x1.real",
+            "t2 = x1.imag.masked_fill(x1.real > 0, 1.0)",
+            "t1[:, -3].unflatten(0, (-1, 1)).reshape(1, -1).neg_()",
+            "t3 = torch.view_as_complex(torch.view_as_real(x1).chunk(2, 0)[0][-2:])",
+            "torch.ops.fxrandom.negate_(t3)",
+        ),
+        ("x1", "t3.conj()"),
     ),
 }
 
