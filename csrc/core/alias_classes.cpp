@@ -23,6 +23,11 @@ AliasClasses::AliasClasses(const Graph& g)
         else
           c.has_constant = true;
       }
+    if (user.kind == NodeKind::kOutput)
+      for (NodeId op : user.operands)
+        for (const TensorValue& v : g.at(op).results)
+          if (v.storage >= 0 && v.geom != kNoGeom && g.geometries().at(v.geom).numel() == Int{0})
+            classes_[static_cast<size_t>(v.storage)].returned_empty = true;
     if (user.kind == NodeKind::kWriteBack && user.written_input != kNoNode)
       for (const TensorValue& v : g.at(user.written_input).results)
         classes_[static_cast<size_t>(v.storage)].write_backs.push_back(j);
@@ -69,6 +74,7 @@ void AliasClasses::merge(StorageId a, StorageId b) {
   w.inputs += l.inputs;
   w.has_constant = w.has_constant || l.has_constant;
   w.returned = w.returned || l.returned;
+  w.returned_empty = w.returned_empty || l.returned_empty;
   w.last_read = std::max(w.last_read, l.last_read);
   std::vector<NodeId> merged;
   merged.reserve(w.scatter_reads.size() - w.pruned + l.scatter_reads.size() - l.pruned);

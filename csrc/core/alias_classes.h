@@ -28,8 +28,10 @@ struct AliasClass {
   // The storages in the class: the epilogue rule asks for the first read of
   // an input's class after a point (input classes are small).
   std::vector<StorageId> members;
-  // A graph output returns memory of the class.
+  // A graph output returns memory of the class; `returned_empty`: one of them
+  // has no elements (known from its sizes).
   bool returned = false;
+  bool returned_empty = false;
   // Write-backs into the class (functionalization's copy_ into an input), ascending.
   std::vector<NodeId> write_backs;
   bool is_input() const { return inputs > 0 || has_constant; }

@@ -61,6 +61,10 @@ enum class Action : uint8_t {
     "Inductor would compute, inside the loop that writes this buffer, a value read from the buffer at "  \
     "other elements than the loop writes (a flip, transpose, gather or reduction of it): it would read " \
     "elements already overwritten (policy='inductor')")                                                  \
+  X(kInductorEmptyOutputView, "inductor_empty_output_view",                                              \
+    "the result's memory is returned through a view with no elements; Inductor would return that view "  \
+    "of a buffer it sees written in place as a fresh empty tensor, without the buffer's storage "        \
+    "(policy='inductor')")                                                                               \
   X(kNoCompilerInplaceLowering, "no_compiler_inplace_lowering",                                          \
     "Inductor has no lowering for the in-place form: it would run as a library kernel and keep a "       \
     "buffer the functional form fuses away (policy='inductor')")                                         \

@@ -15,7 +15,7 @@
 //
 // Inductor executes its own contract, not FX's one node after another, so a
 // rewrite sound as FX can still be wrong as Inductor runs it. Three hazards
-// are refused here (inductor_refuses_write, scatter_is_in_place_already):
+// are refused here, and a fourth (inductor_refuses_write, scatter_is_in_place_already):
 //
 // 1. A write through a dtype view. Inductor lowers `copy_` between dtypes as
 //    a value conversion, and has no indexer for writes through a DtypeView:
@@ -38,6 +38,16 @@
 //    read for an indexed write; for an elementwise one, any read but a
 //    pointwise chain from the destination's own elements.
 //      _foreach_add([x], [flip(x)]); copy_(x, ys[0])  -> _foreach_add_([x], [flip(x)])  # same hazard
+//
+// 4. A returned view with no elements of a buffer written in place. Inductor
+//    returns such a view of a buffer it sees mutated as a fresh empty tensor
+//    (its zero-size view has no indexer to reinterpret the buffer with),
+//    where the functional graph returns a view of a fresh full-size buffer:
+//      y = index_put(x2, idx, v); return (slice(y, 0, 0, 0),)
+//      -> index_put_(x2, idx, v); return (slice(x2, 0, 0, 0),)   # storage: 0 bytes
+//    A later graph that reads the storage around the view (as_strided with
+//    an offset, as eager allows) then raises. Refused when the result's
+//    memory is returned through such a view.
 //
 // 3. A scatter removed as a no-op (its source already lives in its base)
 //    makes its result the base's memory: refused when a later write-back into
@@ -169,6 +179,9 @@ std::optional<Decision> Walk::inductor_refuses_write(NodeId i, const WriteSlot& 
   if (!tv) return std::nullopt;
   if (tv->dtype != storage_dtype_[static_cast<size_t>(tv->storage)])
     return refuse(Reason::kInductorDtypeView);
+  // Hazard 4: a returned view with no elements of the buffer written.
+  if (result_storage >= 0 && classes_.of(result_storage).returned_empty)
+    return refuse(Reason::kInductorEmptyOutputView);
   // Hazard 2 in the write's own loop: ops Inductor generates code for (not
   // library kernels, collectives or custom ops, whose operands are buffers).
   FusedWrite own;

@@ -60,6 +60,29 @@ TEST(Inductor, IndexedWritesStillPassTheSoundnessChecks) {
   EXPECT_EQ(at(b.plan(inductor()), y).reason, Reason::kUsedLater);
 }
 
+// a = mm(x, w); y = index_put(a, [i], v); return (y[0:0],) -- kept: Inductor
+// returns an empty view of a buffer it sees mutated as a fresh empty tensor,
+// so the output would lose the storage the functional graph's view keeps. A
+// non-empty view of the same result is written in place as before.
+TEST(Inductor, AResultReturnedThroughAnEmptyViewIsNotWrittenInPlace) {
+  for (Int rows : {0, 2}) {
+    Builder b;
+    NodeId x = b.input({4, 4});
+    NodeId a = b.op({x}, {4, 4}, false, false);
+    NodeId y = b.op({a}, {4, 4}, true, false);
+    b.g.at(y).indexed_write = true;
+    NodeId v = b.view(y, Geometry{{rows, 4}, {4, 1}, 0});
+    b.output({v});
+    Plan p = b.plan(inductor());
+    if (rows == 0) {
+      EXPECT_EQ(at(p, y).action, Action::kKeep);
+      EXPECT_EQ(at(p, y).reason, Reason::kInductorEmptyOutputView);
+    } else {
+      EXPECT_EQ(at(p, y).action, Action::kInplace);
+    }
+  }
+}
+
 // An op Inductor runs as a library kernel (a fallback): writing in place loses no fusion.
 TEST(Inductor, ExternKernelsMayBeWrittenInPlace) {
   Builder b;

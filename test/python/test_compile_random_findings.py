@@ -1,12 +1,15 @@
 # ruff: noqa: E501 - frozen generated program source
-"""Programs the 2,000-program backend run found (issue 15), frozen: each through the backend
-against aot_eager, bitwise, with the checker on, as `benchmarks/run_random_compile.py` runs them.
+"""Programs the 2,000-program compile runs found (issue 15), frozen: each through the backend
+against aot_eager, bitwise, with the checker on, as `benchmarks/run_random_compile.py` runs them;
+the hook's through Inductor with ``fxinplace.inductor.installed(check=True)`` against Inductor
+with its re-inplacing slot doing nothing.
 
 Frozen as source (not as seeds) so that generator changes keep them. Fixed by: literal strides
 for stride-dependent views below a moved result (1727), auto_functionalized_v2 bases with an
 as_strided encoding never moved (1154), no returned result written into part of a buffer (1480, 1983),
 the checker saying "cannot check" for writes through overlapping views and converting copies
-(1399, 275), the oracle comparing complex32 (1719).
+(1399, 275), the oracle comparing complex32 (1719); hook: no write into a buffer returned through an empty
+view (163).
 """
 
 from __future__ import annotations
@@ -147,18 +150,51 @@ FOUND = {
     ),
 }
 
+HOOK_FOUND = {
+    # index_put_ into a buffer whose only outputs are empty views of it: Inductor returned them as fresh
+    # empty tensors (0-byte storage), and the next graph's as_strided past the view raised setStorage
+    163: (
+        "def make_args(n):\n    g = torch.Generator().manual_seed(163)\n    x0 = torch.randn((), generator=g).mul(8).round().div(8).to(torch.float16)\n    x1 = torch.randint(0, 2, (n + 1, n), generator=g).bool()\n    x2 = x1[..., 1:]\n    pos0 = torch.tensor([1])\n    return (x0, x1, x2, pos0)\n",
+        ("x0", "x1", "x2", "pos0"),
+        (
+            "x2.as_strided((2,), (1,), x2.storage_offset()).logical_or_(x0)",
+            "x0.view(torch.int16).view(torch.float16)[...] = 0.0",
+            "t0 = x2.clone()",
+            "t0.t().detach().bitwise_or_(True)",
+            "t1 = t0 & t0",
+            "t2 = t0 ^ True",
+            "t3 = t0.permute(1, 0).narrow(0, 1, 1)",
+            "t4 = t3.diagonal(1, 1, 0)",
+            "t0.index_copy_(1, pos0, torch.zeros_like(t0.narrow(1, 0, 1)))",
+            "t5 = t3.narrow(0, 0, 0).unfold(1, 2, 3).view(1, *t3.narrow(0, 0, 0).unfold(1, 2, 3).shape)",
+            "t6 = t5[:-1].as_strided((2,), (1,), t5[:-1].storage_offset() + 1)",
+            "t7 = t5.detach()[1:]",
+        ),
+        ("t7",),
+    ),
+}
 
-@pytest.mark.parametrize("seed", list(FOUND))
-def test_the_backend_matches_aot_eager(seed: int) -> None:
-    make_args, inputs, body, returns = FOUND[seed]
-    program = RandomProgram(seed, make_args, inputs, body, returns, reject_lines=False)
-    pipelines = [p for p in COMPILE_PIPELINES if p.path == "backend"]
+
+def _assert_compared(program: RandomProgram, path: str) -> None:
+    pipelines = [p for p in COMPILE_PIPELINES if p.path == path]
     report = check_compiled(program, pipelines=pipelines)
     failures = compile_failures(report)
     assert not failures, "\n".join(
         f"[{name}] {f.kind}: {f.signature}\n{f.detail[-1500:]}" for name, f in failures
     )
-    # Compared, or the oracle itself failed (aot_eager raising where eager does not: torch's).
+    # Compared, or the oracle itself failed (the oracle raising where eager does not: torch's).
     assert all(r.ran or any(f.half == "torch" for f in r.findings) for r in report.results.values()), (
         "a pipeline neither compared the program nor blamed torch"
     )
+
+
+@pytest.mark.parametrize("seed", list(FOUND))
+def test_the_backend_matches_aot_eager(seed: int) -> None:
+    make_args, inputs, body, returns = FOUND[seed]
+    _assert_compared(RandomProgram(seed, make_args, inputs, body, returns, reject_lines=False), "backend")
+
+
+@pytest.mark.parametrize("seed", list(HOOK_FOUND))
+def test_the_hook_matches_inductor_without_reinplacing(seed: int) -> None:
+    make_args, inputs, body, returns = HOOK_FOUND[seed]
+    _assert_compared(RandomProgram(seed, make_args, inputs, body, returns, reject_lines=False), "hook")
