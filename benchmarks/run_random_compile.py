@@ -3,6 +3,7 @@
     python benchmarks/run_random_compile.py --count 2000 --path both --jobs 2
     python benchmarks/run_random_compile.py --count 200 --path hook --minimize   # minimal repros
     python benchmarks/run_random_compile.py --count 100 --path backend --backend broken  # self-check
+    python benchmarks/run_random_compile.py --count 500 --path hook --device cuda --no-families
 
 For every seed, ``fxinplace.testing.compile_pipelines.program_for(seed)`` (the random
 generator's program, without lines eager rejects) runs through
@@ -54,6 +55,7 @@ def _programs(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
         paths=paths,
         dynamic_every={"backend": args.dynamic_every_backend, "hook": args.dynamic_every_hook},
         backend=backend,
+        device=args.device,
     )
     seeds = range(args.start, args.start + args.count)
     print(
@@ -138,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minimize", action="store_true", help="print a minimised program per failure signature")
     ap.add_argument("--backend", choices=("fxinplace", "broken"), default="fxinplace")
     ap.add_argument("--progress", type=int, default=50, help="progress line every N programs")
+    ap.add_argument(
+        "--device",
+        default=None,
+        help="run the random programs on this device (e.g. cuda: Inductor then generates Triton); "
+        "inputs are moved with their aliasing kept",
+    )
     ap.add_argument("--details", action="store_true", help="also list skipped programs and notes")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")

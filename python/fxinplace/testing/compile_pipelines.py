@@ -38,6 +38,7 @@ from fxinplace.testing.compile_oracle import judge, needs_unchecked_run
 from fxinplace.testing.compile_runs import ORACLE, OURS, run_compiled
 from fxinplace.testing.errors import normalize_message
 from fxinplace.testing.minimize import shrink
+from fxinplace.testing.on_device import default_device, on_device
 from fxinplace.testing.oracle import Observed, differences, observe
 from fxinplace.testing.pipelines import (
     INTERNAL,
@@ -214,11 +215,16 @@ def check_seed(
     paths: Sequence[str] = ("backend", "hook"),
     dynamic_every: dict[str, int] | None = None,
     backend: Any = None,
+    device: str | None = None,
 ) -> ProgramReport:
-    """``program_for(seed)`` through the pipelines ``pipelines_for`` gives it (a campaign's check)."""
-    return check_compiled(
-        program_for(seed), pipelines=pipelines_for(seed, paths, dynamic_every), backend=backend
-    )
+    """``program_for(seed)`` through the pipelines ``pipelines_for`` gives it (a campaign's
+    check); with ``device`` ("cuda"), its inputs moved there and its own tensors made there."""
+    with default_device(device):
+        return check_compiled(
+            on_device(program_for(seed), device),
+            pipelines=pipelines_for(seed, paths, dynamic_every),
+            backend=backend,
+        )
 
 
 def minimized(seed: int, pipeline_name: str, signature: str, *, backend: Any = None) -> RandomProgram:
