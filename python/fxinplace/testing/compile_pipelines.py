@@ -219,12 +219,19 @@ def check_seed(
 ) -> ProgramReport:
     """``program_for(seed)`` through the pipelines ``pipelines_for`` gives it (a campaign's
     check); with ``device`` ("cuda"), its inputs moved there and its own tensors made there."""
-    with default_device(device):
-        return check_compiled(
-            on_device(program_for(seed), device),
-            pipelines=pipelines_for(seed, paths, dynamic_every),
-            backend=backend,
+    program = program_for(seed)  # generated on the CPU: the generator runs candidate lines
+    pipelines = pipelines_for(seed, paths, dynamic_every)
+    if device not in (None, "cpu") and any(
+        observe(program.fn, program.make_args(n)).error for n in program.sizes
+    ):
+        # Skipped as on the CPU, before the device sees it: where the CPU raises (an index out
+        # of range), a GPU may assert on the device, which ends the worker's CUDA context.
+        skipped = Finding(SKIPPED, "program", "eager raises on the CPU: not run on the device")
+        return ProgramReport(
+            seed, {p.name: PipelineResult([skipped]) for p in pipelines}, program.features, 0.0
         )
+    with default_device(device):
+        return check_compiled(on_device(program, device), pipelines=pipelines, backend=backend)
 
 
 def minimized(seed: int, pipeline_name: str, signature: str, *, backend: Any = None) -> RandomProgram:
