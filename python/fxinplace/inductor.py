@@ -123,6 +123,32 @@ def _cache_key_pass() -> Any:
     return _state["key_pass"]
 
 
+def _inductor_takes_pass_lists() -> bool:
+    """Whether `config.post_grad_custom_post_pass` may be a list (newer Inductors); older
+    ones call it as one pass."""
+    from torch._inductor import custom_graph_pass
+
+    return hasattr(custom_graph_pass, "get_custom_graph_passes")
+
+
+def _chained_key_pass(theirs: Any) -> Any:
+    """The user's custom pass, then our key, as one pass for an Inductor that takes one. Its
+    uuid is both (None, no caching, where theirs has none: as Inductor treats theirs alone)."""
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    class Chained(CustomGraphPass):
+        def __call__(self, graph: Graph) -> None:
+            theirs(graph)
+
+        def uuid(self) -> Any:
+            their_id = theirs.uuid() if hasattr(theirs, "uuid") else None
+            return None if their_id is None else (their_id, _identity())
+
+    chained = Chained()
+    chained.theirs = theirs  # type: ignore[attr-defined]
+    return chained
+
+
 def is_installed() -> bool:
     return _state.get("installed", False)
 
@@ -144,9 +170,13 @@ def install(*, check: bool = False, explain: bool = False) -> None:
     _state["installed"] = True
     key = _cache_key_pass()
     current = config.post_grad_custom_post_pass
-    passes = list(current) if isinstance(current, (list, tuple)) else [] if current is None else [current]
+    if _inductor_takes_pass_lists():
+        passes = list(current) if isinstance(current, (list, tuple)) else [] if current is None else [current]
+        chosen: Any = [*passes, key]
+    else:  # an Inductor that runs one custom pass: ours, or the user's with our key chained on
+        chosen = key if current is None else _chained_key_pass(current)
     _state["config_before"] = current
-    _state["config_set"] = config.post_grad_custom_post_pass = [*passes, key]
+    _state["config_set"] = config.post_grad_custom_post_pass = chosen
 
 
 def uninstall() -> None:

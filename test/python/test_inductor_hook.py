@@ -93,6 +93,37 @@ def test_a_users_custom_post_pass_is_kept() -> None:
         assert inductor_config.post_grad_custom_post_pass is mine
 
 
+def test_an_inductor_that_takes_one_custom_pass_gets_one(monkeypatch) -> None:
+    """Older Inductors (torch 2.11) call `post_grad_custom_post_pass` as one pass, never a
+    list: the key alone, or the user's pass with the key chained on (theirs still runs)."""
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    monkeypatch.setattr(fi, "_inductor_takes_pass_lists", lambda: False)
+    calls = []
+
+    class Mine(CustomGraphPass):
+        def __call__(self, graph):
+            calls.append(graph)
+
+        def uuid(self):
+            return "mine"
+
+    mine = Mine()
+    with inductor_config.patch(post_grad_custom_post_pass=None):
+        with fi.installed():
+            assert isinstance(inductor_config.post_grad_custom_post_pass, fi.CacheKey)
+        assert inductor_config.post_grad_custom_post_pass is None
+    with inductor_config.patch(post_grad_custom_post_pass=mine):
+        with fi.installed():
+            chained = inductor_config.post_grad_custom_post_pass
+            assert not isinstance(chained, list) and chained.uuid()[0] == "mine"
+            torch._dynamo.reset()
+            x = torch.arange(32.0).reshape(4, 8)
+            torch.compile(lambda t: t.index_put_((torch.arange(2),), t[:2] * 2.0).sin())(x)
+            assert calls  # the user's pass ran through the chain
+        assert inductor_config.post_grad_custom_post_pass is mine
+
+
 def test_the_hook_is_part_of_the_fx_graph_cache_key() -> None:
     """A graph compiled without the hook is never served to a compile with it (the slot
     runs), and the reverse; caching stays on for both."""

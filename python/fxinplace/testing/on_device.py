@@ -37,7 +37,7 @@ def to_device_keeping_aliases(args: Any, device: str | torch.device) -> Any:
         storage = t.untyped_storage()
         key = storage.data_ptr() if storage.nbytes() else id(t)
         if key not in storages:
-            raw = torch.empty(0, dtype=torch.uint8).set_(storage)  # every byte, as uint8
+            raw = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)  # every byte
             storages[key] = raw.to(device, copy=True).untyped_storage()
         return storages[key]
 
