@@ -66,3 +66,11 @@ def test_a_program_on_a_device_runs_as_on_the_cpu(seed: int) -> None:
             assert not differences(
                 observe(moved.fn, moved.make_args(n)), observe(program.fn, program.make_args(n))
             )
+
+
+def test_inputs_are_made_on_the_cpu_and_moved_whatever_the_default_device() -> None:
+    program = generate(3, reject_lines=False)
+    with default_device("meta"):  # as the GPU runs set it: the program's own tensors go there
+        args = ProgramOnDevice(program, "meta").make_args(program.sizes[0])
+        assert torch.ones(1).device.type == "meta"
+    assert all(a.device.type == "meta" for a in args if isinstance(a, torch.Tensor))
