@@ -8,11 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-import torch._library.utils as library_utils
 from torch.fx import GraphModule, Node
 
 from fxinplace._afv2_node import AFV2
 from fxinplace._metadata import _NeedsFake, _static_value, _vals_describe
+from fxinplace._torch_compat import has_out_semantics
 
 
 def _like(t: torch.Tensor, device: Any) -> torch.Tensor:
@@ -50,7 +50,7 @@ class _MetadataStandIn:
             and isinstance(val, (tuple, list))
             and len(val) >= len(bases)
             and _static_value(val)
-            and not library_utils.is_out(mutable_op)
+            and not has_out_semantics(mutable_op)
         ):
             n_outs = len(val) - len(bases)
             outs = [

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch._library.utils as library_utils
 from torch._higher_order_ops import auto_functionalize as afv2_impl
 from torch.fx import Node
 
 from fxinplace._errors import ReinplaceInputError
+from fxinplace._torch_compat import has_out_semantics
 
 AFV2 = torch.ops.higher_order.auto_functionalized_v2
 
@@ -76,7 +76,7 @@ def read_call(node: Node) -> AFv2Call:
         only = tuple(range(len(bases)))
     elif not isinstance(only, (list, tuple)) or not all(type(i) is int and 0 <= i < len(bases) for i in only):
         raise ReinplaceInputError(f"{where}: bad _only_clone_these_bases={only!r}")
-    is_out = library_utils.is_out(op)
+    is_out = has_out_semantics(op)
     views: dict[str, Any] = {}
     if not is_out:
         names, types = afv2_impl.get_mutable_args(op)

@@ -53,12 +53,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch._library.utils as library_utils
 from torch.fx import GraphModule, Node
 from torch.fx.node import map_arg
 
 from fxinplace import _C
 from fxinplace._op_info import op_info as _op_info
+from fxinplace._torch_compat import has_out_semantics
 
 _aten = torch.ops.aten
 _AFV2 = torch.ops.higher_order.auto_functionalized_v2
@@ -1181,7 +1181,7 @@ class _Translator:
 
         rec, node = self.rec, self.node
         op = self.args[0] if self.args else None
-        if not isinstance(op, torch._ops.OpOverload) or library_utils.is_out(op):
+        if not isinstance(op, torch._ops.OpOverload) or has_out_semantics(op):
             self.opaque()
             return
         if self.functional is None:
