@@ -7,6 +7,8 @@ bash scripts/setup.sh
 # GoogleTest is only needed here (the C++ unit tests), not by the main job.
 [ -f /usr/include/gtest/gtest.h ] || bash scripts/apt_install.sh libgtest-dev
 
+# The checker is independent of the planner (its own library; see the script).
+bash scripts/check_checker_independent.sh
 cmake -S . -B build/cpp -DFXINPLACE_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/cpp -j "$(nproc)"
 ctest --test-dir build/cpp --output-on-failure

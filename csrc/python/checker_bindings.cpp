@@ -1,4 +1,4 @@
-// Reads the checker's problem from the plain tuples python/fxinplace/_check.py
+// Reads the checker's problem from the plain tuples python/fxinplace/_checker/
 // builds (layouts below) and returns its finding as a tuple. The enums that
 // cross are py::enum_s: CheckEffect, CheckWriteRule, CheckInductorCode,
 // CheckOutcome and CheckReason (the checker's verdicts, check_reasons.h).
@@ -6,7 +6,7 @@
 
 #include <pybind11/stl.h>
 
-#include "core/rewrite_checker.h"
+#include "checker/rewrite_checker.h"
 
 namespace py = pybind11;
 using namespace fxinplace::checker;
@@ -146,14 +146,14 @@ void bind_checker(py::module_& m) {
       .value("VIOLATION", Outcome::kViolation)
       .value("CANNOT_CHECK", Outcome::kCannotCheck);
   // Python names are the stable names (CheckReason.wrong_value.name == "wrong_value").
-  py::enum_<CheckReason> reason(m, "CheckReason", "The checker's verdicts (csrc/core/check_reasons.h).");
+  py::enum_<CheckReason> reason(m, "CheckReason", "The checker's verdicts (csrc/checker/check_reasons.h).");
 #define FXINPLACE_BIND_CHECK_REASON(id, name, text) reason.value(name, CheckReason::id);
   FXINPLACE_CHECK_REASONS(FXINPLACE_BIND_CHECK_REASON)
 #undef FXINPLACE_BIND_CHECK_REASON
   reason.def_property_readonly(
       "text", [](CheckReason r) { return check_reason_text(r); }, "What it means, in words.");
   m.def("check_rewrite", &check, py::arg("problem"),
-        "Simulate a functional graph and its rewrite on tagged memory (see csrc/core/rewrite_checker.h); "
+        "Simulate a functional graph and its rewrite on tagged memory (see csrc/checker/rewrite_checker.h); "
         "returns (outcome, node, operand, reason, message): a CheckOutcome, node and operand indices, a "
         "CheckReason.");
 }

@@ -257,6 +257,8 @@ class Reason:
 
       INDUCTOR_FUSED_READ
 
+      INDUCTOR_EMPTY_OUTPUT_VIEW
+
       NO_COMPILER_INPLACE_LOWERING
 
       RETURNED_AS_PARTIAL_VIEW
@@ -266,6 +268,7 @@ class Reason:
     DONE: typing.ClassVar[Reason]
     FOREACH_INTO_INTERMEDIATE: typing.ClassVar[Reason]
     INDUCTOR_DTYPE_VIEW: typing.ClassVar[Reason]
+    INDUCTOR_EMPTY_OUTPUT_VIEW: typing.ClassVar[Reason]
     INDUCTOR_FUSED_READ: typing.ClassVar[Reason]
     INPUT_NOT_WRITTEN_BACK: typing.ClassVar[Reason]
     INPUT_SHARED: typing.ClassVar[Reason]
@@ -757,7 +760,7 @@ class CheckOutcome:
 
 class CheckReason:
     """
-    The checker's verdicts (csrc/core/check_reasons.h).
+    The checker's verdicts (csrc/checker/check_reasons.h).
 
     Members:
 
@@ -914,7 +917,7 @@ def _fz_written_with_grad(arg0: torch.Tensor) -> bool:
 
 def check_rewrite(problem: tuple) -> tuple:
     """
-    Simulate a functional graph and its rewrite on tagged memory (see csrc/core/rewrite_checker.h); returns (outcome, node, operand, reason, message): a CheckOutcome, node and operand indices, a CheckReason.
+    Simulate a functional graph and its rewrite on tagged memory (see csrc/checker/rewrite_checker.h); returns (outcome, node, operand, reason, message): a CheckOutcome, node and operand indices, a CheckReason.
     """
 
 def inductor_may_write(facts: OpFacts, extern_kernel: bool) -> bool:

@@ -1,6 +1,6 @@
 """fxinplace: native re-inplacing and functionalization for PyTorch FX graphs."""
 
-from fxinplace._check import FunctionalGraphRaisedError, ReinplaceCheckError, check_reinplaced
+from fxinplace._checker import FunctionalGraphRaisedError, ReinplaceCheckError, check_reinplaced
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._functionalize import functionalize
 from fxinplace._reinplace import reinplace, reinplace_report

@@ -33,7 +33,7 @@ def with_clones_in_kwargs(gm: GraphModule) -> GraphModule:
     Inductor's meta: the form `fxinplace.check_reinplaced` models."""
     from fxinplace._afv1_node import AFV1
     from fxinplace._afv2_node import AFV2
-    from fxinplace._check import copy_functional
+    from fxinplace._checker import copy_functional
 
     copy = copy_functional(gm)
     for node in copy.graph.nodes:

@@ -13,7 +13,7 @@ from typing import Any
 
 from torch.fx import GraphModule
 
-from fxinplace import _check
+from fxinplace import _checker
 from fxinplace._afv1_metadata import metadata_runners as afv1_runners
 from fxinplace._afv1_node import AFv1Call
 from fxinplace._afv2_metadata import metadata_runners
@@ -52,12 +52,12 @@ def reinplace_report(
     regenerates the code anyway (fxinplace.compile's default runner does).
     """
     options = _plan_options(policy)
-    functional = _check.copy_functional(gm) if check else None
+    functional = _checker.copy_functional(gm) if check else None
     report = _reinplace_report(
         gm, sample_args, metadata="auto", options=options, recompile=recompile or check
     )
     if functional is not None:
-        _check.check_reinplaced(
+        _checker.check_reinplaced(
             functional,
             with_clones_in_kwargs(gm) if options["inductor"] else gm,
             *sample_args,

@@ -10,7 +10,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
-from fxinplace._check import copy_functional
+from fxinplace._checker import copy_functional
 
 aten = torch.ops.aten
 

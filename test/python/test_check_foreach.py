@@ -15,7 +15,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace._apply_plan import _foreach_in_place
-from fxinplace._check import copy_functional
+from fxinplace._checker import copy_functional
 from fxinplace.testing.compile_programs import program
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -149,16 +149,16 @@ def test_a_foreach_write_the_functional_graph_does_not_have_is_caught():
 
 
 def test_adamw_foreach_through_the_backend_checks_its_foreach_writes(monkeypatch):
-    from fxinplace import _check
+    from fxinplace import _checker
 
     checked = []
-    real = _check.check_reinplaced
+    real = _checker.check_reinplaced
 
     def spy(functional, rewritten, *args, **kwargs):
         checked.append(rewritten)
         return real(functional, rewritten, *args, **kwargs)
 
-    monkeypatch.setattr(_check, "check_reinplaced", spy)
+    monkeypatch.setattr(_checker, "check_reinplaced", spy)
     torch._dynamo.reset()
     s = program("adamw_foreach").setup()
     eager = program("adamw_foreach").setup()

@@ -13,7 +13,7 @@ that the tests do not depend on what the planner does today:
 Each wrong plan is right as FX runs it (the checker without `compiler` passes it); the
 real pass on the same graphs passes the checker under the contract; and Inductor's own
 write-back reading the input under its old name (`x.add_(x.flip(0))`) is not flagged.
-The rules, with before/after programs, are in csrc/core/inductor_contract.h.
+The rules, with before/after programs, are in csrc/checker/inductor_contract.h.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from torch._inductor.virtualized import V
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
-from fxinplace._check import copy_functional
+from fxinplace._checker import copy_functional
 from fxinplace.testing.inductor_parity import capture_slot_graphs
 
 pytestmark = pytest.mark.filterwarnings("ignore")

@@ -1,4 +1,4 @@
-"""The checker's verdicts are one table (csrc/core/check_reasons.h), bound as
+"""The checker's verdicts are one table (csrc/checker/check_reasons.h), bound as
 `fxinplace._C.CheckReason`: stable names (what `ReinplaceCheckError.reason` says)
 and texts; the Python frontend's own reasons are in it too."""
 
@@ -52,12 +52,13 @@ def test_the_table_has_every_stable_name_once_with_a_text():
 def test_no_reason_is_a_free_string_in_the_checker():
     """Every reason the checker gives comes from the table: no string literals in C++
     (Found{..., "name"}) nor in the frontend (reason="name")."""
-    cpp = (ROOT / "csrc/core/rewrite_checker.cpp").read_text() + (
-        ROOT / "csrc/core/inductor_contract.cpp"
+    cpp = (ROOT / "csrc/checker/rewrite_checker.cpp").read_text() + (
+        ROOT / "csrc/checker/inductor_contract.cpp"
     ).read_text()
     assert not re.search(r'Found\{[^,]+,\s*"', cpp)
     assert "CheckReason::k" in cpp
-    py = (ROOT / "python/fxinplace/_check.py").read_text()
+    py = "".join(p.read_text() for p in sorted((ROOT / "python/fxinplace/_checker").glob("*.py")))
+    assert "ReinplaceCheckError" in py  # the package was read
     assert not re.search(r'reason\s*=\s*"', py)
     assert not re.search(r'finding\(\s*"', py)
 

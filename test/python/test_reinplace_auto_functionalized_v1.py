@@ -21,7 +21,7 @@ from test_reinplace_auto_functionalized_random import RANDOM_COUNT, _random_prog
 import fxinplace
 import fxinplace.compile
 from fxinplace import ReinplaceInputError
-from fxinplace._check import copy_functional
+from fxinplace._checker import copy_functional
 from fxinplace._reinplace import _reinplace_report
 from fxinplace.testing.afv2 import (
     ADD_ONE,

@@ -171,7 +171,7 @@ def test_the_checker_catches_wrong_destinations() -> None:
     `foo.out(..., out=b)` only where b's old value is not read afterwards."""
     import pytest
 
-    from fxinplace._check import check_reinplaced, copy_functional
+    from fxinplace._checker import check_reinplaced, copy_functional
 
     def sub(a, b):
         x, y = a.sin(), b.cos()

@@ -10,7 +10,7 @@ from typing import Any
 from torch.fx import GraphModule
 
 import fxinplace
-from fxinplace._check import check_reinplaced, copy_functional
+from fxinplace._checker import check_reinplaced, copy_functional
 from fxinplace._reinplace import _reinplace_report
 from fxinplace._report import ReinplaceReport
 

@@ -3,7 +3,7 @@
 //
 // Each entry: enumerator, stable name (what ReinplaceCheckError.reason says;
 // tests compare it, so it never changes), text. Reasons found by the Python
-// frontend (python/fxinplace/_check.py: argument comparison, a node that
+// frontend (python/fxinplace/_checker/: argument comparison, a node that
 // raises, graphs it cannot read) are in the table too; Python reads them as
 // fxinplace._C.CheckReason.<name>.
 #pragma once

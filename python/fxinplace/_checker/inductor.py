@@ -2,7 +2,7 @@
 
 Part of the checker, independent of the pass: asked of Inductor itself (its
 lowerings, fallbacks and decompositions), never of the planner's facts. The
-answer feeds rule 5 of the checker (csrc/core/inductor_contract.h):
+answer feeds rule 5 of the checker (csrc/checker/inductor_contract.h):
 
 * EXTERN: a library kernel or fallback (mm, convolution, custom ops,
   higher-order ops, ops with no lowering): its operands are realized buffers

@@ -1,7 +1,7 @@
 // What the rewrite checker knows of a graph run at concrete sizes: storages of
 // tagged bytes, tensors as (storage, sizes, strides, offset, itemsize), and for
 // each node what it reads and what it writes. Torch-free: the frontend
-// (python/fxinplace/_check.py) fills it from real runs of both graphs.
+// (python/fxinplace/_checker/) fills it from real runs of both graphs.
 //
 // Shares nothing with the planner: no geometry, alias classes or overlap
 // reasoning of its own beyond enumerating element addresses one by one.
