@@ -11,6 +11,7 @@ trailing ``copy_`` into placeholders).
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -23,8 +24,22 @@ from fxinplace._afv2_call import call_auto_functionalized_v2
 
 __all__ = ["functionalize", "DISPATCH_KEY"]
 
-_C._fz_register()
-_C._fz_set_auto_functionalize_hook(call_auto_functionalized_v2)
+
+def _claim_dispatch_key() -> None:
+    """Registers our fallback on its dispatch key, once, at the first call of a functionalized
+    function (under a lock: two threads may make the first call together). Importing
+    fxinplace to compile or re-inplace leaves the key alone."""
+    if _claimed:
+        return
+    with _claim_lock:
+        if not _claimed:
+            _C._fz_register()
+            _C._fz_set_auto_functionalize_hook(call_auto_functionalized_v2)
+            _claimed.append(True)
+
+
+_claimed: list[bool] = []  # non-empty once the key is ours
+_claim_lock = threading.Lock()
 
 #: The dispatch key our fallback owns (see ``csrc/functionalize/dispatch_key.h``).
 DISPATCH_KEY: str = _C._fz_dispatch_key()
@@ -348,6 +363,7 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
     @functools.wraps(func)
     def functionalized(*args: Any, **kwargs: Any) -> Any:
         flat_args, spec = tree_flatten((args, kwargs))
+        _claim_dispatch_key()
         _check_not_nested(flat_args)
         _register_higher_order_ops()
         _install_host_reads()

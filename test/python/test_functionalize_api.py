@@ -42,8 +42,24 @@ def _targets(gm: torch.fx.GraphModule) -> list[object]:
 
 
 def test_fallback_owns_its_dispatch_key() -> None:
+    fxinplace.functionalize(lambda x: x + 1)(torch.ones(2))
     assert fxinplace._functionalize.DISPATCH_KEY == "DeferredInit"
     assert torch._C._dispatch_has_backend_fallback(torch._C._dispatch_key_parse("DeferredInit"))
+
+
+def test_the_dispatch_key_is_claimed_on_first_use_not_at_import() -> None:
+    """Users who only compile or re-inplace never lose the key to fxinplace."""
+    code = (
+        "import torch, fxinplace, fxinplace.compile, fxinplace.inductor\n"
+        "key = torch._C._dispatch_key_parse('DeferredInit')\n"
+        "assert not torch._C._dispatch_has_backend_fallback(key), 'claimed at import'\n"
+        "f = fxinplace.functionalize(lambda x: x.add_(1))\n"
+        "assert not torch._C._dispatch_has_backend_fallback(key), 'claimed when wrapping'\n"
+        "f(torch.ones(2)); f(torch.ones(2))\n"
+        "assert torch._C._dispatch_has_backend_fallback(key), 'not claimed at the first call'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_remove_must_be_a_known_mode() -> None:
@@ -221,18 +237,22 @@ def test_outputs_are_plain_tensors() -> None:
     assert type(out) is torch.Tensor
 
 
-def test_import_fails_clearly_when_the_key_is_taken() -> None:
-    # A fresh interpreter where another library owns the key first.
+def test_functionalize_fails_clearly_when_the_key_is_taken() -> None:
+    # A fresh interpreter where another library owns the key first: importing fxinplace (to
+    # compile or re-inplace) still works; functionalize says why it cannot run.
     script = (
         "import torch\n"
         "lib = torch.library.Library('_', 'IMPL')\n"
         "lib.fallback(lambda *a, **k: None, 'DeferredInit')\n"
+        "import fxinplace\n"
+        "print('IMPORTED')\n"
         "try:\n"
-        "    import fxinplace\n"
+        "    fxinplace.functionalize(lambda x: x + 1)(torch.ones(2))\n"
         "except RuntimeError as e:\n"
         "    print('ERROR:', e)\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert "IMPORTED" in result.stdout, result.stderr
     assert "ERROR: fxinplace.functionalize needs the dispatch key DeferredInit" in result.stdout, (
         result.stderr
     )
