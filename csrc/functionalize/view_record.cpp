@@ -231,7 +231,8 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       // inverse. Between element sizes it needs the last dim contiguous, which
       // the written value (a functional result, laid out as its kernel chose)
       // need not be.
-      const bool same_size = mutated_view.element_size() == c10::elementSize(base.scalar_type());
+      const bool same_size =
+          static_cast<size_t>(mutated_view.element_size()) == c10::elementSize(base.scalar_type());
       const at::Tensor bytes =
           same_size || mutated_view.dim() == 0 || TORCH_GUARD_OR_FALSE(mutated_view.sym_stride(-1).sym_eq(1))
               ? mutated_view
