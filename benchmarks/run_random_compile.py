@@ -68,6 +68,7 @@ def _programs(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
         chunksize=1,
         progress=progress_printer(len(seeds)),
         progress_every=args.progress,
+        time_limit=args.time_limit,
     )
 
 
@@ -81,7 +82,11 @@ def _families(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
 
 
 def _print_programs(campaign: Campaign, args: argparse.Namespace) -> None:
-    print(f"\n{campaign.programs} programs in {campaign.seconds:.0f}s; slowest: seed {campaign.slowest[1]}")
+    stopped = " (stopped at --time-limit)" if campaign.stopped_early else ""
+    print(
+        f"\n{campaign.programs} programs in {campaign.seconds:.0f}s{stopped}; "
+        f"slowest: seed {campaign.slowest[1]}"
+    )
     print(campaign.totals_table() + "\n")
 
     def repro(group) -> str:
@@ -140,6 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minimize", action="store_true", help="print a minimised program per failure signature")
     ap.add_argument("--backend", choices=("fxinplace", "broken"), default="fxinplace")
     ap.add_argument("--progress", type=int, default=50, help="progress line every N programs")
+    ap.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="stop taking programs after this many seconds and report those done (a lent machine's limit)",
+    )
     ap.add_argument(
         "--device",
         default=None,

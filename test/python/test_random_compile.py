@@ -196,3 +196,21 @@ def test_a_correct_program_passes_both_paths_at_both_sizes() -> None:
     report = check_compiled(program, pipelines=COMPILE_PIPELINES)
     assert not compile_failures(report), report
     assert all(r.ran for r in report.results.values())
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_campaign_past_its_time_limit_reports_what_it_did(jobs: int) -> None:
+    """run_random_compile.py --time-limit: the totals of the programs done, not a killed run."""
+    import time
+
+    from fxinplace.testing.campaign import run_seeds
+
+    def slow_ok(seed: int) -> ProgramReport:
+        time.sleep(0.2)
+        return ProgramReport(seed, {"backend": PipelineResult([])}, frozenset(), 0.2)
+
+    campaign = run_seeds(range(50), jobs=jobs, check=slow_ok, chunksize=1, time_limit=0.5)
+    assert campaign.stopped_early and 1 <= campaign.programs < 50
+    assert campaign.status["backend"]["ok"] == campaign.programs
+    whole = run_seeds(range(3), jobs=jobs, check=slow_ok, chunksize=1, time_limit=60)
+    assert not whole.stopped_early and whole.programs == 3

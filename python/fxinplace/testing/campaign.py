@@ -12,6 +12,7 @@ and smallest seed, optionally with that seed's program minimised.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import multiprocessing
 import sys
@@ -96,6 +97,7 @@ class Campaign:
     groups: dict[tuple[str, str, str], Group] = dataclasses.field(default_factory=dict)
     slowest: tuple[float, int] = (0.0, -1)
     reports: list[ProgramReport] = dataclasses.field(default_factory=list)  # with run_seeds(keep=True)
+    stopped_early: bool = False  # run_seeds(time_limit=...) ran out of time
 
     def add(self, report: ProgramReport) -> None:
         self.programs += 1
@@ -315,16 +317,24 @@ def run_seeds(
     progress: Callable[[Campaign], None] | None = None,
     progress_every: int = 100,
     keep: bool = False,
+    time_limit: float | None = None,
 ) -> Campaign:
     """Check every seed's program; ``keep`` also keeps each ``ProgramReport`` in ``reports``;
-    ``check(seed)`` replaces the make_fx pipelines (the compile paths, the families)."""
+    ``check(seed)`` replaces the make_fx pipelines (the compile paths, the families). Past
+    ``time_limit`` seconds no further report is taken (the workers stop) and the campaign is
+    marked ``stopped_early``: its totals are those of the programs done, in seed order."""
     campaign = Campaign()
     started = time.perf_counter()
-    for report in iter_reports(seeds, jobs=jobs, reinplace=reinplace, check=check, chunksize=chunksize):
-        campaign.add(report)
-        if keep:
-            campaign.reports.append(report)
-        if progress is not None and campaign.programs % progress_every == 0:
-            progress(campaign)
+    reports = iter_reports(seeds, jobs=jobs, reinplace=reinplace, check=check, chunksize=chunksize)
+    with contextlib.closing(reports):  # closing the generator ends the worker pool
+        for report in reports:
+            campaign.add(report)
+            if keep:
+                campaign.reports.append(report)
+            if progress is not None and campaign.programs % progress_every == 0:
+                progress(campaign)
+            if time_limit is not None and time.perf_counter() - started > time_limit:
+                campaign.stopped_early = True
+                break
     campaign.seconds = time.perf_counter() - started
     return campaign
