@@ -65,7 +65,6 @@ def _programs(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
         seeds,
         jobs=args.jobs,
         check=check,
-        chunksize=1,
         progress=progress_printer(len(seeds)),
         progress_every=args.progress,
         time_limit=args.time_limit,
@@ -76,7 +75,7 @@ def _families(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
     cases = (*OPTIMIZERS, *CHECKPOINTS)
     print(f"families: {len(OPTIMIZERS)} optimizers, {len(CHECKPOINTS)} checkpointed models", flush=True)
     check = functools.partial(check_family_case, cases=cases, paths=paths)
-    campaign = run_seeds(range(len(cases)), jobs=args.jobs, check=check, chunksize=1)
+    campaign = run_seeds(range(len(cases)), jobs=args.jobs, check=check)
     campaign.case_names = {i: c.name for i, c in enumerate(cases)}  # type: ignore[attr-defined]
     return campaign
 

@@ -209,8 +209,47 @@ def test_a_campaign_past_its_time_limit_reports_what_it_did(jobs: int) -> None:
         time.sleep(0.2)
         return ProgramReport(seed, {"backend": PipelineResult([])}, frozenset(), 0.2)
 
-    campaign = run_seeds(range(50), jobs=jobs, check=slow_ok, chunksize=1, time_limit=0.5)
+    campaign = run_seeds(range(50), jobs=jobs, check=slow_ok, time_limit=0.5)
     assert campaign.stopped_early and 1 <= campaign.programs < 50
     assert campaign.status["backend"]["ok"] == campaign.programs
-    whole = run_seeds(range(3), jobs=jobs, check=slow_ok, chunksize=1, time_limit=60)
+    whole = run_seeds(range(3), jobs=jobs, check=slow_ok, time_limit=60)
     assert not whole.stopped_early and whole.programs == 3
+
+
+def test_a_program_that_kills_its_worker_is_reported_not_waited_for() -> None:
+    """A segfault in a worker is an internal error of that seed; the campaign goes on (a
+    multiprocessing.Pool loses the dead worker's task and waits for it forever)."""
+    import os
+    import signal
+
+    from fxinplace.testing.campaign import run_seeds
+
+    def dies_on_3(seed: int) -> ProgramReport:
+        if seed == 3:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return ProgramReport(seed, {"backend": PipelineResult([])}, frozenset(), 0.0)
+
+    campaign = run_seeds(range(8), jobs=2, check=dies_on_3)
+    assert campaign.programs == 8 and campaign.status["backend"]["ok"] == 7
+    assert campaign.status["worker"]["internal"] == 1
+    (group,) = [g for g in campaign.failures if g.pipeline == "worker"]
+    assert group.seeds == [3] and "SIGSEGV" in group.signature
+
+
+@pytest.mark.parametrize("stage, kind", [("inductor-noop", "limitation"), ("inductor+fxinplace", "internal")])
+def test_a_crash_is_blamed_on_the_compiler_that_was_running(stage: str, kind: str) -> None:
+    """The oracle crashing (Inductor's own code, without fxinplace) is a torch finding; our path
+    crashing is an internal error of fxinplace."""
+    import os
+    import signal
+
+    from fxinplace.testing.campaign import run_seeds
+    from fxinplace.testing.worker_pool import note_stage
+
+    def dies_in(seed: int) -> ProgramReport:
+        note_stage(stage)
+        os.kill(os.getpid(), signal.SIGSEGV)
+        raise AssertionError("unreachable")
+
+    campaign = run_seeds(range(1), jobs=2, check=dies_in)
+    assert campaign.status["worker"][kind] == 1

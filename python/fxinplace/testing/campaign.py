@@ -14,8 +14,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import multiprocessing
-import sys
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -36,6 +35,7 @@ from fxinplace.testing.pipelines import (
     check_program,
 )
 from fxinplace.testing.random_programs import generate
+from fxinplace.testing.worker_pool import map_in_workers
 
 __all__ = [
     "NOTE",
@@ -293,18 +293,36 @@ def iter_reports(
     jobs: int = 1,
     reinplace: ReinplaceFn | None = None,
     check: SeedCheck | None = None,
-    chunksize: int = 8,
 ) -> Iterator[ProgramReport]:
     """Reports of ``seeds`` in order; ``check`` replaces the make_fx pipelines (worker processes
     are forked, so it need not be picklable)."""
     seeds = list(seeds)
+    _init_worker(reinplace, check)  # forked workers inherit it
     if jobs <= 1:
-        _init_worker(reinplace, check)
         yield from map(_check_seed, seeds)
         return
-    ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(reinplace, check)) as pool:
-        yield from pool.imap(_check_seed, seeds, chunksize=chunksize)
+    # Not multiprocessing.Pool: a program that kills its worker (a segfault) would hang it.
+    yield from map_in_workers(_check_seed, seeds, jobs=jobs, on_crash=_crash_report)
+
+
+#: Compilers that are oracles (compile_runs.COMPILERS without fxinplace in them): a crash
+#: while one of them runs is torch's, like an oracle raising.
+_ORACLE_COMPILERS = ("eager", "aot_eager", "inductor-noop", "inductor-stock")
+
+
+def _crash_report(seed: int, exitcode: int | None, stage: str | None) -> ProgramReport:
+    """A program whose worker process died: an internal error of the run (never skipped),
+    or a torch finding where the stage the worker last noted was an oracle compiler."""
+    if exitcode is not None and exitcode < 0:
+        how = f"signal {signal.Signals(-exitcode).name}"
+    else:
+        how = f"exit code {exitcode}"
+    if stage in _ORACLE_COMPILERS:
+        finding = Finding(LIMITATION, "torch", f"{stage} crashed the process ({how}) without fxinplace")
+    else:
+        where = f" in {stage}" if stage else ""
+        finding = Finding(INTERNAL, "crash", f"the process running the program died{where} ({how})")
+    return ProgramReport(seed, {"worker": PipelineResult([finding])}, frozenset())
 
 
 def run_seeds(
@@ -313,7 +331,6 @@ def run_seeds(
     jobs: int = 1,
     reinplace: ReinplaceFn | None = None,
     check: SeedCheck | None = None,
-    chunksize: int = 8,
     progress: Callable[[Campaign], None] | None = None,
     progress_every: int = 100,
     keep: bool = False,
@@ -325,7 +342,7 @@ def run_seeds(
     marked ``stopped_early``: its totals are those of the programs done, in seed order."""
     campaign = Campaign()
     started = time.perf_counter()
-    reports = iter_reports(seeds, jobs=jobs, reinplace=reinplace, check=check, chunksize=chunksize)
+    reports = iter_reports(seeds, jobs=jobs, reinplace=reinplace, check=check)
     with contextlib.closing(reports):  # closing the generator ends the worker pool
         for report in reports:
             campaign.add(report)

@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from fxinplace.testing.worker_pool import note_stage
+
 __all__ = ["COMPILERS", "NO_OP_SLOT", "ORACLE", "OURS", "run_compiled"]
 
 #: The compiler under test and its oracle, per path.
@@ -70,6 +72,7 @@ def run_compiled(
     """``run(compiled target)`` with ``compiler`` (one of ``COMPILERS``); ``eager`` runs the
     target itself. ``check`` turns fxinplace's checker on (backend option / hook install);
     ``backend`` replaces the fxinplace backend (a deliberately broken one, for self-checks)."""
+    note_stage(compiler)  # a campaign attributes a crash to the compiler that was running
     if compiler == "eager":
         return run(target)
     if compiler in ("aot_eager", "fxinplace"):
