@@ -361,7 +361,7 @@ void run_inplace_view(const c10::OperatorHandle& op, const OpClass& c, torch::ji
 
 // x.set_(src): eager points x at src's storage, with src's geometry; x becomes
 // an alias of src (later writes through either are seen by both). An input
-// so changed is written back whole (see _functionalize.py).
+// so changed is written back whole (see python/fxinplace/_functionalize/).
 //   p.set_(torch.cat([p, p])); y = p * 2  ->  cat = cat(p, p); y = mul(cat, 2)
 void run_set_to_tensor(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const at::Tensor source = torch::jit::pop(*stack).toTensor();

@@ -4,7 +4,7 @@ from fxinplace._checker import FunctionalGraphRaisedError, ReinplaceCheckError, 
 from fxinplace._errors import ReinplaceInputError
 from fxinplace._functionalize import functionalize
 from fxinplace._reinplace import reinplace, reinplace_report
-from fxinplace._report import Decision, ReinplaceReport
+from fxinplace._reinplace.report import Decision, ReinplaceReport
 from fxinplace._version import __version__
 
 __all__ = [

@@ -112,7 +112,8 @@ def _python_sources() -> tuple[str, ...]:
     import pathlib
 
     here = pathlib.Path(__file__).parent
-    return tuple(sorted(str(p) for p in here.glob("_*.py")))
+    # The private modules and the private packages' modules (_reinplace/, ...).
+    return tuple(sorted(str(p) for p in (*here.glob("_*.py"), *here.glob("_*/**/*.py"))))
 
 
 def _cache_key_pass() -> Any:

@@ -14,8 +14,8 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
-from fxinplace._apply_plan import _foreach_in_place
 from fxinplace._checker import copy_functional
+from fxinplace._reinplace.apply import _foreach_in_place
 from fxinplace.testing.compile_programs import program
 
 pytestmark = pytest.mark.filterwarnings("ignore")

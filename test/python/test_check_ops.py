@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from fxinplace._checker import ops
-from fxinplace._op_info import op_info
+from fxinplace._reinplace.op_info import op_info
 
 
 def _aten_overloads() -> list[torch._ops.OpOverload]:
@@ -31,7 +31,7 @@ def test_commutative_ops_are_the_pass_s():
 
 
 def test_inductor_inplace_forms_are_the_pass_s():
-    from fxinplace._inductor_facts import inductor_inplace_form
+    from fxinplace._reinplace.inductor_policy import inductor_inplace_form
 
     for functional, inplace in ops._inductor_inplace_forms().items():
         assert inductor_inplace_form(functional) is inplace

@@ -9,6 +9,7 @@ Inductor is wrong (pytorch issues 197829/198031/198094's shapes) are checked aga
 from __future__ import annotations
 
 import contextlib
+import pathlib
 
 import pytest
 import torch
@@ -122,6 +123,15 @@ def test_an_inductor_that_takes_one_custom_pass_gets_one(monkeypatch) -> None:
             torch.compile(lambda t: t.index_put_((torch.arange(2),), t[:2] * 2.0).sin())(x)
             assert calls  # the user's pass ran through the chain
         assert inductor_config.post_grad_custom_post_pass is mine
+
+
+def test_the_cache_key_hashes_the_pass_and_the_checker_sources() -> None:
+    """A change to the pass (or the checker it runs with check=True) must change the key."""
+    sources = {
+        pathlib.Path(p).relative_to(pathlib.Path(fi.__file__).parent).as_posix() for p in fi._python_sources()
+    }
+    assert {"_reinplace/__init__.py", "_reinplace/apply.py", "_reinplace/inductor_policy.py"} <= sources
+    assert {"_reinplace/auto_functionalized/v2.py", "_checker/rules.py"} <= sources
 
 
 def test_the_hook_is_part_of_the_fx_graph_cache_key() -> None:

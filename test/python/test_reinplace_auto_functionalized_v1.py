@@ -22,7 +22,7 @@ import fxinplace
 import fxinplace.compile
 from fxinplace import ReinplaceInputError
 from fxinplace._checker import copy_functional
-from fxinplace._reinplace import _reinplace_report
+from fxinplace._reinplace import run_reinplace
 from fxinplace.testing.afv2 import (
     ADD_ONE,
     AFV2,
@@ -421,7 +421,7 @@ def test_metadata_does_not_run_the_op(metadata):
     gm = trace_v1(f, x, w)
     functional = copy_functional(gm)
     CALLS.clear()
-    report = _reinplace_report(gm, (x, w), metadata=metadata)
+    report = run_reinplace(gm, (x, w), metadata=metadata)
     assert CALLS == []
     assert report.metadata_path == ("fake" if metadata == "fake" else "meta")
     assert count(gm, AFV1) == 0 and count(gm, aten.clone.default) == 0

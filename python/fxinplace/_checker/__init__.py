@@ -1,7 +1,7 @@
 """`fxinplace.check_reinplaced`: an independent check of a re-inplaced graph.
 
 Written apart from the pass: it shares none of the planner's alias, geometry
-or overlap code, nor its metadata (`_metadata`, `_graph_records`). Both graphs
+or overlap code, nor its metadata (`_reinplace.metadata`, `_reinplace.records`). Both graphs
 are run for real on copies of the sample args (same random seed), and each
 node's tensors are recorded as (storage, sizes, strides, offset, itemsize) as
 they are when the node runs. From that, every node becomes a list of what it

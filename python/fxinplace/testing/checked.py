@@ -11,8 +11,8 @@ from torch.fx import GraphModule
 
 import fxinplace
 from fxinplace._checker import check_reinplaced, copy_functional
-from fxinplace._reinplace import _reinplace_report
-from fxinplace._report import ReinplaceReport
+from fxinplace._reinplace import run_reinplace
+from fxinplace._reinplace.report import ReinplaceReport
 
 
 def reinplace(gm: GraphModule, *sample_args: Any) -> GraphModule:
@@ -27,7 +27,7 @@ def reinplace_report(gm: GraphModule, *sample_args: Any, metadata: str = "auto")
     if metadata == "auto":
         return fxinplace.reinplace_report(gm, *sample_args, check=True)
     functional = copy_functional(gm)
-    report = _reinplace_report(gm, tuple(sample_args), metadata=metadata)
+    report = run_reinplace(gm, tuple(sample_args), metadata=metadata)
     if functional is not None:
         check_reinplaced(functional, gm, *sample_args)
     return report

@@ -54,7 +54,7 @@ import torch.fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
-from fxinplace._afv_inductor import with_clones_in_kwargs
+from fxinplace._reinplace.inductor_policy import with_clones_in_kwargs
 from fxinplace.testing.errors import message, normalize_message
 from fxinplace.testing.oracle import Observed, differences, format_exc, observe
 from fxinplace.testing.random_programs import RandomProgram

@@ -14,12 +14,12 @@ from typing import Any
 
 from torch.fx import GraphModule
 
-from fxinplace._afv1_metadata import metadata_runners as afv1_runners
-from fxinplace._afv2_metadata import metadata_runners
-from fxinplace._graph_records import read_graph
-from fxinplace._higher_order import metadata_runners as higher_order_runners
-from fxinplace._metadata import propagate
-from fxinplace._validate import validate
+from fxinplace._reinplace.auto_functionalized.v1 import metadata_runners as afv1_runners
+from fxinplace._reinplace.auto_functionalized.v2 import metadata_runners
+from fxinplace._reinplace.higher_order import metadata_runners as higher_order_runners
+from fxinplace._reinplace.metadata import propagate
+from fxinplace._reinplace.records import read_graph
+from fxinplace._reinplace.validate import validate
 
 
 def planner_input(gm: GraphModule, *sample_args: Any, comment: str = "") -> str:

@@ -1,4 +1,4 @@
-"""Read an fx.Graph, with the values `_metadata.propagate` found, into `_C.GraphBuilder`:
+"""Read an fx.Graph, with the values `metadata.propagate` found, into `_C.GraphBuilder`:
 one builder call per node, node references by position. Every decision is the planner's;
 this only says what each node is and which memory each of its tensors occupies."""
 
@@ -13,14 +13,14 @@ import torch
 from torch.fx import GraphModule, Node
 
 from fxinplace import _C
-from fxinplace._afv1_node import AFV1, AFv1Call, read_v1_call
-from fxinplace._afv2_node import AFV2, AFv2Call, read_call
 from fxinplace._errors import ReinplaceInputError
-from fxinplace._higher_order import is_opaque_higher_order
-from fxinplace._metadata import Fresh, Metadata
-from fxinplace._op_info import op_info
-from fxinplace._symbolic_geometry import Symbols, _static
-from fxinplace._validate import is_input_write_back, written_input
+from fxinplace._reinplace.auto_functionalized.v1 import AFV1, AFv1Call, read_v1_call
+from fxinplace._reinplace.auto_functionalized.v2 import AFV2, AFv2Call, read_call
+from fxinplace._reinplace.higher_order import is_opaque_higher_order
+from fxinplace._reinplace.metadata import Fresh, Metadata
+from fxinplace._reinplace.op_info import op_info
+from fxinplace._reinplace.symbolic import Symbols, is_static
+from fxinplace._reinplace.validate import is_input_write_back, written_input
 
 UNSET = -(2**63)  # a slice bound left out (the planner's ScatterSpec::kUnset)
 
@@ -45,7 +45,7 @@ def read_graph(
     """with_destinations: also list, for each elementwise op, the other operands its result
     could go into (only read by the planner under PlanOptions.dead_operand_destinations).
     compiler_facts: what the compiler the graph goes to does with each op node (for the
-    planner's Inductor policy; see `_inductor_facts`)."""
+    planner's Inductor policy; see `inductor_policy`)."""
     env = metadata.env
     nodes = list(gm.graph.nodes)
     index = {n: i for i, n in enumerate(nodes)}
@@ -418,7 +418,7 @@ def _view_on_recorded_base(view_op: Any, node: Node, values: _Values) -> tuple |
     value = values.env.get(base)
     if type(value) is Fresh:
         value = value.val if value.symbolic else None
-    if not isinstance(value, torch.Tensor) or _static(value):
+    if not isinstance(value, torch.Tensor) or is_static(value):
         return None
     try:
         view = view_op(value, *node.args[2:], **node.kwargs)

@@ -9,7 +9,7 @@ Fresh outputs are an assumption the recorded values can check: torch forbids
 these ops' outputs to alias their inputs, and a graph whose recorded output
 shares storage with an operand is refused rather than planned on a wrong
 alias picture. A few HOPs are refused (see _REFUSED); auto_functionalized and
-auto_functionalized_v2 have their own handling (_afv1_*, _afv2_*).
+auto_functionalized_v2 have their own handling (auto_functionalized/).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ _WITHOUT_RECORDED_VALUE: dict[str, Callable[..., Any]] = {
 
 
 class _FreshOutputs:
-    """Takes a higher-order op node's place while `_metadata.propagate` runs:
+    """Takes a higher-order op node's place while `metadata.propagate` runs:
     returns fresh tensors shaped like the node's recorded outputs, without
     running the subgraphs. Without a recorded value the op's rule in
     `_WITHOUT_RECORDED_VALUE` gives them, or the op itself runs."""
@@ -114,7 +114,7 @@ def _fresh_like(value: Any) -> Any:
 
 
 def metadata_runners(gm: GraphModule) -> dict[Node, Callable[..., Any]]:
-    """What computes each opaque higher-order op node's metadata, for `_metadata.propagate`."""
+    """What computes each opaque higher-order op node's metadata, for `metadata.propagate`."""
     return {
         node: _FreshOutputs(node)
         for node in gm.graph.nodes

@@ -1,8 +1,8 @@
 """`fxinplace.reinplace`: a native drop-in for torch.fx.passes.reinplace.reinplace.
 
-Validate the graph and sample args, find each node's values (_metadata), read the
-graph into the planner's picture (_graph_records), let the C++ planner decide
-everything, apply its plan to the fx.Graph (_apply_plan)."""
+Validate the graph and sample args (validate), find each node's values (metadata), read the
+graph into the planner's picture (records), let the C++ planner decide everything, apply its
+plan to the fx.Graph (apply)."""
 
 from __future__ import annotations
 
@@ -14,17 +14,21 @@ from typing import Any
 from torch.fx import GraphModule
 
 from fxinplace import _checker
-from fxinplace._afv1_metadata import metadata_runners as afv1_runners
-from fxinplace._afv1_node import AFv1Call
-from fxinplace._afv2_metadata import metadata_runners
-from fxinplace._afv_inductor import with_clones_in_kwargs
-from fxinplace._apply_plan import apply_plan
-from fxinplace._graph_records import read_graph
-from fxinplace._higher_order import metadata_runners as higher_order_runners
-from fxinplace._inductor_facts import NO_INDUCTOR_CANDIDATES, has_inductor_candidates, inductor_facts
-from fxinplace._metadata import propagate
-from fxinplace._report import ReinplaceReport
-from fxinplace._validate import validate
+from fxinplace._reinplace.apply import apply_plan
+from fxinplace._reinplace.auto_functionalized.v1 import AFv1Call
+from fxinplace._reinplace.auto_functionalized.v1 import metadata_runners as afv1_runners
+from fxinplace._reinplace.auto_functionalized.v2 import metadata_runners
+from fxinplace._reinplace.higher_order import metadata_runners as higher_order_runners
+from fxinplace._reinplace.inductor_policy import (
+    NO_INDUCTOR_CANDIDATES,
+    has_inductor_candidates,
+    inductor_facts,
+    with_clones_in_kwargs,
+)
+from fxinplace._reinplace.metadata import propagate
+from fxinplace._reinplace.records import read_graph
+from fxinplace._reinplace.report import ReinplaceReport
+from fxinplace._reinplace.validate import validate as validate_graph
 
 #: What the pass may rewrite (see `reinplace`).
 POLICIES = ("stock", "compile", "inductor")
@@ -53,9 +57,7 @@ def reinplace_report(
     """
     options = _plan_options(policy)
     functional = _checker.copy_functional(gm) if check else None
-    report = _reinplace_report(
-        gm, sample_args, metadata="auto", options=options, recompile=recompile or check
-    )
+    report = run_reinplace(gm, sample_args, metadata="auto", options=options, recompile=recompile or check)
     if functional is not None:
         _checker.check_reinplaced(
             functional,
@@ -82,7 +84,7 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _reinplace_report(
+def run_reinplace(
     gm: GraphModule,
     sample_args: tuple,
     *,
@@ -90,6 +92,9 @@ def _reinplace_report(
     options: dict[str, bool] | None = None,
     recompile: bool = True,
 ) -> ReinplaceReport:
+    """The pass itself, without the policy check or the checker of `reinplace_report`:
+    `options` are the planner's (see `_plan_options`); metadata="fake" forces the FakeTensor
+    replay (see `metadata.propagate`)."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
     # A compiler calls its passes inside its fake mode (AOTAutograd does): the
@@ -102,7 +107,7 @@ def _reinplace_report(
 def _run_pass(
     gm: GraphModule, sample_args: tuple, *, metadata: str, options: dict[str, bool], recompile: bool = True
 ) -> ReinplaceReport:
-    validate(gm, sample_args)
+    validate_graph(gm, sample_args)
     if options.get("inductor") and not has_inductor_candidates(gm):
         # Nothing the Inductor policy lets the planner write (model graphs often have
         # none): no values to find, nothing to plan or change.

@@ -40,7 +40,7 @@ class Symbols:
 
     def geometry(self, t: torch.Tensor, offset: Any) -> tuple:
         """(sizes, strides, offset, proven_dense_order) of `t`, laid at `offset`."""
-        if type(offset) is int and _static(t):
+        if type(offset) is int and is_static(t):
             return (list(t.shape), list(t.stride()), offset, None)
         sizes, strides = t.shape, t.stride()
         key = (tuple(map(_expr, sizes)), tuple(map(_expr, strides)))
@@ -82,7 +82,7 @@ def _proven_dense_order(sizes: Any, strides: Any) -> list[int] | None:
     return order
 
 
-def _static(t: torch.Tensor) -> bool:
+def is_static(t: torch.Tensor) -> bool:
     if not t._has_symbolic_sizes_strides:  # the common case, answered without a Python loop
         return True
     return all(type(s) is int for s in t.shape) and all(type(s) is int for s in t.stride())

@@ -20,7 +20,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from fxinplace import _C
-from fxinplace._afv2_call import call_auto_functionalized_v2
+from fxinplace._functionalize.afv2_call import call_auto_functionalized_v2
 
 __all__ = ["functionalize", "DISPATCH_KEY"]
 

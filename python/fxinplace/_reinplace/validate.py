@@ -9,12 +9,12 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
-from fxinplace._afv1_node import AFV1, read_v1_call
-from fxinplace._afv2_node import AFV2, read_call
 from fxinplace._errors import ReinplaceInputError
-from fxinplace._higher_order import check_node as check_higher_order
-from fxinplace._metadata import check_tensor_kind
-from fxinplace._op_info import op_info
+from fxinplace._reinplace.auto_functionalized.v1 import AFV1, read_v1_call
+from fxinplace._reinplace.auto_functionalized.v2 import AFV2, read_call
+from fxinplace._reinplace.higher_order import check_node as check_higher_order
+from fxinplace._reinplace.metadata import check_tensor_kind
+from fxinplace._reinplace.op_info import op_info
 
 
 def validate(gm: Any, sample_args: tuple) -> None:
@@ -45,7 +45,7 @@ def validate(gm: Any, sample_args: tuple) -> None:
             if target is AFV1:
                 read_v1_call(node)
                 continue
-            check_higher_order(node)  # an opaque reader (see _higher_order)
+            check_higher_order(node)  # an opaque reader (see higher_order)
             continue
         if isinstance(target, torch._ops.OpOverloadPacket):
             raise ReinplaceInputError(

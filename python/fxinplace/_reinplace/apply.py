@@ -12,14 +12,11 @@ import torch
 from torch.fx import GraphModule, Node
 
 from fxinplace import _C
-from fxinplace._afv1_apply import apply_afv1
-from fxinplace._afv1_node import AFv1Call, read_v1_call
-from fxinplace._afv2_apply import apply_afv2
-from fxinplace._afv2_node import AFv2Call, read_call
-from fxinplace._afv_inductor import mark_clones_for_inductor
-from fxinplace._inductor_facts import inductor_inplace_form
-from fxinplace._op_info import op_info
-from fxinplace._view_vals import view_val
+from fxinplace._reinplace.auto_functionalized.v1 import AFv1Call, apply_afv1, read_v1_call
+from fxinplace._reinplace.auto_functionalized.v2 import AFv2Call, apply_afv2, read_call
+from fxinplace._reinplace.fx_edit import view_val
+from fxinplace._reinplace.inductor_policy import inductor_inplace_form, mark_clones_for_inductor
+from fxinplace._reinplace.op_info import op_info
 
 _INPLACE = _C.Action.INPLACE
 _SCATTER_TO_COPY = _C.Action.SCATTER_TO_COPY

@@ -26,10 +26,10 @@ import torch
 from torch.fx import GraphModule, Node
 
 from fxinplace._errors import ReinplaceInputError
-from fxinplace._op_info import op_info
+from fxinplace._reinplace.op_info import op_info
 
 
-class _NeedsFake(Exception):
+class NeedsFake(Exception):
     pass
 
 
@@ -115,7 +115,7 @@ class _MetaInputs:
         return base.as_strided(t.shape, t.stride(), t.storage_offset())
 
 
-def _vals_describe(gm: GraphModule, sample_args: tuple) -> bool:
+def vals_describe(gm: GraphModule, sample_args: tuple) -> bool:
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for node, arg in zip(placeholders, sample_args, strict=True):
         val = node.meta.get("val")
@@ -132,20 +132,20 @@ def _vals_describe(gm: GraphModule, sample_args: tuple) -> bool:
 def _from_val(val: Any) -> Any:
     if isinstance(val, torch.Tensor):
         if not _static(val):
-            raise _NeedsFake
+            raise NeedsFake
         return torch.empty_strided(val.shape, val.stride(), dtype=val.dtype, device="meta")
     if isinstance(val, (list, tuple)):
         return type(val)(_from_val(v) for v in val)
     if isinstance(val, torch.SymInt):
-        raise _NeedsFake
+        raise NeedsFake
     return val
 
 
-def _static_value(val: Any) -> bool:
+def static_value(val: Any) -> bool:
     if isinstance(val, torch.Tensor):
         return _static(val)
     if isinstance(val, (list, tuple)):
-        return all(_static_value(v) for v in val)
+        return all(static_value(v) for v in val)
     return not isinstance(val, torch.SymInt)
 
 
@@ -180,8 +180,8 @@ def _propagate(
                 env[node] = _map(node.args[0], env)
             elif use_vals and info.result_is_fresh and "val" in node.meta:
                 val = node.meta["val"]
-                if not _static_value(val):
-                    raise _NeedsFake
+                if not static_value(val):
+                    raise NeedsFake
                 env[node] = Fresh(val)
             elif use_vals and info.single_view and (view := _recorded_view(node, env)) is not None:
                 env[node] = view
@@ -189,7 +189,7 @@ def _propagate(
                 try:
                     env[node] = _run(node, env, runners)
                 except Exception as e:
-                    raise _NeedsFake from e
+                    raise NeedsFake from e
     return env
 
 
@@ -417,8 +417,6 @@ def propagate(
         else:
             return Metadata(env, "symbolic", _shared_placeholder_storages(gm, sample_args))
     try:
-        return Metadata(
-            _propagate(gm, sample_args, runners, use_vals=_vals_describe(gm, sample_args)), "meta"
-        )
-    except _NeedsFake:
+        return Metadata(_propagate(gm, sample_args, runners, use_vals=vals_describe(gm, sample_args)), "meta")
+    except NeedsFake:
         return Metadata(_propagate_fake(gm, sample_args, runners), "fake")

@@ -29,7 +29,7 @@ class Decision:
 class ReinplaceReport:
     graph_module: GraphModule
     # "meta": recorded values + meta views; "fake": FakeTensor replay at the sample
-    # args' sizes; "symbolic": the trace's own symbolic values (see _metadata).
+    # args' sizes; "symbolic": the trace's own symbolic values (see metadata).
     metadata_path: str = "meta"
     walks: int = 1
     # The plan and the node names it speaks of; decisions are read on demand.
