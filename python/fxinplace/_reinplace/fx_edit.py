@@ -1,13 +1,15 @@
 """What the plan's graph edits (`apply`, `auto_functionalized.v1`, `.v2`) share: an op's call
-arranged from its arguments by name, and values for what they make: a view replayed on its
-base's `meta['val']`, fresh memory laid out like a tensor."""
+arranged from its arguments by name, values for what they make (a view replayed on its base's
+`meta['val']`, fresh memory laid out like a tensor), and the rewiring of an
+auto_functionalized node's getitems onto the direct call of its op that replaces it."""
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import torch
-from torch.fx import Node
+from torch.fx import Graph, Node
 
 
 def view_val(view_op: Any, base: Node, args: tuple, kwargs: dict) -> Any:
@@ -45,3 +47,43 @@ def like(t: torch.Tensor, device: Any) -> torch.Tensor:
         needed = t.storage_offset()
     buffer = torch.empty(needed, dtype=t.dtype, device=device)
     return buffer.as_strided(t.shape, t.stride(), t.storage_offset())
+
+
+# An auto_functionalized node (v1 or v2) called in place becomes a direct call of its op:
+#   af = auto_functionalized(op, x=a, ...); y = getitem(af, 0); a2 = getitem(af, 1)
+#   -> y = op(a, ...) ; users of a2 read a
+# Its value is a tuple: the op's own outputs, then the written arguments' new values.
+
+
+def give_direct_call_its_value(node: Node, direct: Node, op: torch._ops.OpOverload) -> None:
+    """The direct call's `meta['val']`: the leading items of the replaced node's value."""
+    val = node.meta.get("val")
+    if isinstance(val, (tuple, list)):
+        n = len(op._schema.returns)
+        direct.meta["val"] = None if n == 0 else val[0] if n == 1 else tuple(val[:n])
+
+
+def replace_node(graph: Graph, old: Node, new: Any, replaced: dict[Node, Any]) -> None:
+    """Users of `old` read `new`; `old` goes (`replaced` records it)."""
+    old.replace_all_uses_with(new)
+    replaced[old] = new
+    graph.erase_node(old)
+
+
+def replace_output_getitem(
+    graph: Graph, user: Node, direct: Node, op: torch._ops.OpOverload, replaced: dict[Node, Any]
+) -> None:
+    """`getitem(node, k)` of the op's own k-th output: the direct call itself (one output), a
+    getitem of it (several), or nothing (an op that returns nothing)."""
+    returns = op._schema.returns
+    if not returns:
+        graph.erase_node(user)
+        replaced[user] = direct
+        return
+    if len(returns) == 1:
+        replace_node(graph, user, direct, replaced)
+        return
+    with graph.inserting_after(direct):
+        replacement = graph.call_function(operator.getitem, (direct, user.args[1]))
+    replacement.meta.update(user.meta)
+    replace_node(graph, user, replacement, replaced)

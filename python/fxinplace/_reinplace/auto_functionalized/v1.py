@@ -47,7 +47,13 @@ from torch._higher_order_ops import auto_functionalize as af_impl
 from torch.fx import Graph, GraphModule, Node
 
 from fxinplace._errors import ReinplaceInputError
-from fxinplace._reinplace.fx_edit import arrange, like
+from fxinplace._reinplace.fx_edit import (
+    arrange,
+    give_direct_call_its_value,
+    like,
+    replace_node,
+    replace_output_getitem,
+)
 from fxinplace._reinplace.metadata import NeedsFake, static_value, vals_describe
 
 AFV1 = torch.ops.higher_order.auto_functionalized
@@ -299,40 +305,22 @@ def _direct_call(
                 values[name] = _clone(graph, arg, layouts.get(name))
         args, kwargs = arrange(call.op, values)
         direct = graph.call_function(call.op, tuple(args), kwargs)
-    returns = call.op._schema.returns
-    val = node.meta.get("val")
-    if isinstance(val, (tuple, list)):
-        n = len(returns)
-        direct.meta["val"] = None if n == 0 else val[0] if n == 1 else tuple(val[:n])
+    give_direct_call_its_value(node, direct, call.op)
     for user in list(node.users):
         k = user.args[1]
-        if k >= call.num_outputs:
-            new = values[call.mutable[k - call.num_outputs][0]]
-            if isinstance(new, list):
-                for item in list(user.users):
-                    element = new[item.args[1]]
-                    item.replace_all_uses_with(element)
-                    replaced[item] = element
-                    graph.erase_node(item)
-                graph.erase_node(user)
-                continue
-            if new is None:
-                graph.erase_node(user)
-                continue
-            replacement = new
-        elif len(returns) == 1:
-            replacement = direct
-        elif not returns:
-            graph.erase_node(user)
-            replaced[user] = direct
+        if k < call.num_outputs:
+            replace_output_getitem(graph, user, direct, call.op, replaced)
             continue
+        # A written argument's new value: the argument itself, written in place.
+        new = values[call.mutable[k - call.num_outputs][0]]
+        if isinstance(new, list):
+            for item in list(user.users):
+                replace_node(graph, item, new[item.args[1]], replaced)
+            graph.erase_node(user)
+        elif new is None:
+            graph.erase_node(user)
         else:
-            with graph.inserting_after(direct):
-                replacement = graph.call_function(operator.getitem, (direct, k))
-            replacement.meta.update(user.meta)
-        user.replace_all_uses_with(replacement)
-        replaced[user] = replacement
-        graph.erase_node(user)
+            replace_node(graph, user, new, replaced)
     graph.erase_node(node)
     replaced[node] = direct
 

@@ -29,7 +29,14 @@ from torch._higher_order_ops import auto_functionalize as afv2_impl
 from torch.fx import GraphModule, Node
 
 from fxinplace._errors import ReinplaceInputError
-from fxinplace._reinplace.fx_edit import arrange, like, view_val
+from fxinplace._reinplace.fx_edit import (
+    arrange,
+    give_direct_call_its_value,
+    like,
+    replace_node,
+    replace_output_getitem,
+    view_val,
+)
 from fxinplace._reinplace.metadata import NeedsFake, static_value, vals_describe
 from fxinplace._torch_compat import has_out_semantics
 
@@ -233,28 +240,13 @@ def _direct_call(gm: GraphModule, node: Node, call: AFv2Call, replaced: dict[Nod
                 values[name] = _regenerate(graph, call.bases, view) if view is not None else None
         args, kwargs = arrange(call.op, values)
         direct = graph.call_function(call.op, tuple(args), kwargs)
-    val = node.meta.get("val")
-    if isinstance(val, (tuple, list)):
-        n = len(call.op._schema.returns)
-        direct.meta["val"] = None if n == 0 else val[0] if n == 1 else tuple(val[:n])
-    returns = call.op._schema.returns
+    give_direct_call_its_value(node, direct, call.op)
     for user in getitems:
         k = user.args[1]
-        if k >= call.num_outputs:
-            replacement = call.bases[k - call.num_outputs]
-        elif len(returns) == 1:
-            replacement = direct
-        elif not returns:
-            graph.erase_node(user)
-            replaced[user] = direct
-            continue
+        if k >= call.num_outputs:  # a base's new value: the base itself, written in place
+            replace_node(graph, user, call.bases[k - call.num_outputs], replaced)
         else:
-            with graph.inserting_after(direct):
-                replacement = graph.call_function(operator.getitem, (direct, k))
-            replacement.meta.update(user.meta)
-        user.replace_all_uses_with(replacement)
-        replaced[user] = replacement
-        graph.erase_node(user)
+            replace_output_getitem(graph, user, direct, call.op, replaced)
     graph.erase_node(node)
     replaced[node] = direct
     return True
