@@ -61,6 +61,10 @@ enum class Action : uint8_t {
     "Inductor would compute, inside the loop that writes this buffer, a value read from the buffer at "  \
     "other elements than the loop writes (a flip, transpose, gather or reduction of it): it would read " \
     "elements already overwritten (policy='inductor')")                                                  \
+  X(kInductorOpaqueView, "inductor_opaque_view",                                                         \
+    "the write goes through a view Inductor runs as a library kernel (its tensors are of a type "        \
+    "Inductor generates no code for, complex): Inductor would not see the write as one of the base "     \
+    "and could order a later read of the base before it (policy='inductor')")                            \
   X(kInductorEmptyOutputView, "inductor_empty_output_view",                                              \
     "the result's memory is returned through a view with no elements; Inductor would return that view "  \
     "of a buffer it sees written in place as a fresh empty tensor, without the buffer's storage "        \

@@ -107,9 +107,14 @@ struct Node {
   // result, a graph input or output, an input of an op that needs one).
   // compiler_lacks_inplace: the compiler generates code for the op but has no
   // lowering for its in-place form, which would run as a library kernel.
+  // compiler_opaque: it runs the node as a library kernel because of its
+  // tensors' types (complex: Inductor generates no code for them); a view so
+  // run is a tensor of its own to Inductor's scheduler, which then does not
+  // order a write through it as a write of its base.
   bool compiler_extern = false;
   bool realized = false;
   bool compiler_lacks_inplace = false;
+  bool compiler_opaque = false;
   // False for ops that read only a tensor's metadata (sym_size, ...): they use
   // no memory, so they never keep a buffer alive.
   bool reads_memory = true;

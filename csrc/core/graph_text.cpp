@@ -154,6 +154,7 @@ void write_node(std::ostringstream& out, const Graph& g, NodeId id) {
   if (n.compiler_extern) out << " compiler_extern";
   if (n.realized) out << " realized";
   if (n.compiler_lacks_inplace) out << " lacks_inplace_lowering";
+  if (n.compiler_opaque) out << " compiler_opaque";
   if (!n.reads_memory) out << " no_reads";
   if (!n.operands.empty())
     out << " operands=" << join(n.operands, [](NodeId o) { return std::to_string(o); });
@@ -219,6 +220,8 @@ void read_field(Graph& g, Node& n, const std::string& token) {
     n.realized = true;
   else if (key == "lacks_inplace_lowering")
     n.compiler_lacks_inplace = true;
+  else if (key == "compiler_opaque")
+    n.compiler_opaque = true;
   else if (key == "no_reads")
     n.reads_memory = false;
   else if (key == "operands")

@@ -15,7 +15,7 @@
 //
 // Inductor executes its own contract, not FX's one node after another, so a
 // rewrite sound as FX can still be wrong as Inductor runs it. Three hazards
-// are refused here, and a fourth (inductor_refuses_write, scatter_is_in_place_already):
+// are refused here, and two more (inductor_refuses_write, scatter_is_in_place_already):
 //
 // 1. A write through a dtype view. Inductor lowers `copy_` between dtypes as
 //    a value conversion, and has no indexer for writes through a DtypeView:
@@ -39,6 +39,13 @@
 //    pointwise chain from the destination's own elements.
 //      _foreach_add([x], [flip(x)]); copy_(x, ys[0])  -> _foreach_add_([x], [flip(x)])  # same hazard
 //
+// 3. A scatter removed as a no-op (its source already lives in its base)
+//    makes its result the base's memory: refused when a later write-back into
+//    the base would reach a read of the result, or the result is returned
+//    while the base is a graph input (an output aliasing an input):
+//      y = diagonal_scatter(x, diagonal(x)); copy_(x, full_like(x, 2)); return y
+//    keeps the scatter (removed, y would read 2s and alias x).
+//
 // 4. A returned view with no elements of a buffer written in place. Inductor
 //    returns such a view of a buffer it sees mutated as a fresh empty tensor
 //    (its zero-size view has no indexer to reinterpret the buffer with),
@@ -49,12 +56,16 @@
 //    an offset, as eager allows) then raises. Refused when the result's
 //    memory is returned through such a view.
 //
-// 3. A scatter removed as a no-op (its source already lives in its base)
-//    makes its result the base's memory: refused when a later write-back into
-//    the base would reach a read of the result, or the result is returned
-//    while the base is a graph input (an output aliasing an input):
-//      y = diagonal_scatter(x, diagonal(x)); copy_(x, full_like(x, 2)); return y
-//    keeps the scatter (removed, y would read 2s and alias x).
+// 5. A write through a view Inductor runs as a library kernel. Inductor
+//    generates no code for complex tensors: it runs every op on them,
+//    views included, as a library kernel, and a view so run is a new tensor
+//    to its scheduler, which does not order a write through it as a write of
+//    the base:
+//      b = as_strided_scatter(x, ...)        # complex64
+//      y = index_put(squeeze(b[1:]), i, v)   -> index_put_(squeeze(b[1:]), i, v)
+//      copy_(x, scatter(b, y))               -> copy_(x, b)   # scheduled before index_put_
+//    So no write through a view Inductor runs opaquely (nor a scatter's
+//    write through the view it replays, when the scatter is so run).
 #include <algorithm>
 
 #include "planner_walk.h"
@@ -179,6 +190,12 @@ std::optional<Decision> Walk::inductor_refuses_write(NodeId i, const WriteSlot& 
   if (!tv) return std::nullopt;
   if (tv->dtype != storage_dtype_[static_cast<size_t>(tv->storage)])
     return refuse(Reason::kInductorDtypeView);
+  // Hazard 5: a write through a view Inductor runs as a library kernel: the
+  // target's own view chain, or the view a scatter is written through.
+  for (NodeId c = target; c != kNoNode; c = g_.at(c).view_of)
+    if (g_.at(c).compiler_opaque && g_.at(c).view_of != kNoNode) return refuse(Reason::kInductorOpaqueView);
+  if (node.kind == NodeKind::kOp && node.scatter.kind != ScatterKind::kNone && node.compiler_opaque)
+    return refuse(Reason::kInductorOpaqueView);
   // Hazard 4: a returned view with no elements of the buffer written.
   if (result_storage >= 0 && classes_.of(result_storage).returned_empty)
     return refuse(Reason::kInductorEmptyOutputView);

@@ -111,13 +111,14 @@ class GraphBuilder {
   // (_foreach_maximum_). Facts accumulate: a node may be described more than
   // once (a scatter's base, by the scatter).
   void compiler_facts(NodeId id, bool realized, bool extern_kernel, bool inplace_form,
-                      bool lacks_inplace_lowering) {
+                      bool lacks_inplace_lowering, bool opaque) {
     at(id);  // bounds
     Node& n = g_.at(id);
     n.realized = n.realized || realized;
     n.compiler_extern = n.compiler_extern || extern_kernel;
     n.has_inplace = n.has_inplace || inplace_form;
     n.compiler_lacks_inplace = n.compiler_lacks_inplace || lacks_inplace_lowering;
+    n.compiler_opaque = n.compiler_opaque || opaque;
   }
 
   NodeId getitem(std::string name, NodeId source, int32_t index, const Results& results) {
@@ -273,10 +274,11 @@ void bind_graph_builder(py::module_& m) {
            "A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).")
       .def("compiler_facts", &GraphBuilder::compiler_facts, py::arg("id"), py::arg("realized"),
            py::arg("extern_kernel"), py::arg("inplace_form"), py::arg("lacks_inplace_lowering") = false,
+           py::arg("opaque") = false,
            "What Inductor does with node id (read under the inductor policy only; facts accumulate): its "
-           "value is in a "
-           "buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it; "
-           "Inductor has no lowering for its in-place form.")
+           "value is in a buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place "
+           "form of it; Inductor has no lowering for its in-place form; Inductor runs it as a library "
+           "kernel because of its tensors' types (a view so run hides writes through it).")
       .def("plan", &GraphBuilder::plan, py::arg("reuse_written_back_inputs") = false,
            py::arg("dead_operand_destinations") = false, py::arg("inductor") = false,
            py::arg("outputs_taken_by_torch_compile") = false)

@@ -257,6 +257,8 @@ class Reason:
 
       INDUCTOR_FUSED_READ
 
+      INDUCTOR_OPAQUE_VIEW
+
       INDUCTOR_EMPTY_OUTPUT_VIEW
 
       NO_COMPILER_INPLACE_LOWERING
@@ -270,6 +272,7 @@ class Reason:
     INDUCTOR_DTYPE_VIEW: typing.ClassVar[Reason]
     INDUCTOR_EMPTY_OUTPUT_VIEW: typing.ClassVar[Reason]
     INDUCTOR_FUSED_READ: typing.ClassVar[Reason]
+    INDUCTOR_OPAQUE_VIEW: typing.ClassVar[Reason]
     INPUT_NOT_WRITTEN_BACK: typing.ClassVar[Reason]
     INPUT_SHARED: typing.ClassVar[Reason]
     LAYOUT_SENSITIVE_USE: typing.ClassVar[Reason]
@@ -457,9 +460,10 @@ class GraphBuilder:
         extern_kernel: bool,
         inplace_form: bool,
         lacks_inplace_lowering: bool = False,
+        opaque: bool = False,
     ) -> None:
         """
-        What Inductor does with node id (read under the inductor policy only; facts accumulate): its value is in a buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it; Inductor has no lowering for its in-place form.
+        What Inductor does with node id (read under the inductor policy only; facts accumulate): its value is in a buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place form of it; Inductor has no lowering for its in-place form; Inductor runs it as a library kernel because of its tensors' types (a view so run hides writes through it).
         """
     def constant(
         self,

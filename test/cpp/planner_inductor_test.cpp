@@ -83,6 +83,29 @@ TEST(Inductor, AResultReturnedThroughAnEmptyViewIsNotWrittenInPlace) {
   }
 }
 
+// b = mm(x, w); y = index_put(view(b), [i], v) -- kept when Inductor runs the
+// view as a library kernel (complex tensors): it would not order the write
+// through that view as a write of b. The same view Inductor generates: in place.
+TEST(Inductor, NoWriteThroughAViewInductorRunsOpaquely) {
+  for (bool opaque : {true, false}) {
+    Builder b;
+    NodeId x = b.input({4, 4});
+    NodeId a = b.op({x}, {4, 4}, false, false);
+    NodeId v = b.view(a, Geometry{{2, 4}, {4, 1}, 4});
+    b.g.at(v).compiler_opaque = opaque;
+    NodeId y = b.op({v}, {2, 4}, true, false);
+    b.g.at(y).indexed_write = true;
+    b.output({y});
+    Plan p = b.plan(inductor());
+    if (opaque) {
+      EXPECT_EQ(at(p, y).action, Action::kKeep);
+      EXPECT_EQ(at(p, y).reason, Reason::kInductorOpaqueView);
+    } else {
+      EXPECT_EQ(at(p, y).action, Action::kInplace);
+    }
+  }
+}
+
 // An op Inductor runs as a library kernel (a fallback): writing in place loses no fusion.
 TEST(Inductor, ExternKernelsMayBeWrittenInPlace) {
   Builder b;

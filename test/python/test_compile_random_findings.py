@@ -9,7 +9,7 @@ for stride-dependent views below a moved result (1727), auto_functionalized_v2 b
 as_strided encoding never moved (1154), no returned result written into part of a buffer (1480, 1983),
 the checker saying "cannot check" for writes through overlapping views and converting copies
 (1399, 275), the oracle comparing complex32 (1719); hook: no write into a buffer returned through an empty
-view (163).
+view (163), no write through a view Inductor runs as a library kernel (834).
 """
 
 from __future__ import annotations
@@ -171,6 +171,25 @@ HOOK_FOUND = {
             "t7 = t5.detach()[1:]",
         ),
         ("t7",),
+    ),
+    # index_put_ through a complex view (squeeze of as_strided) of an intermediate: Inductor ran the views as
+    # library kernels and scheduled the epilogue copy_ into the input before the write (the write was lost)
+    834: (
+        "def make_args(n):\n    g = torch.Generator().manual_seed(834)\n    x0 = torch.complex(torch.randn((n, 1), generator=g).mul(8).round().div(8), torch.randn((n, 1), generator=g).mul(8).round().div(8))\n    x1 = x0[1:]\n    x2 = torch.complex(torch.randn((2, n + 1, n), generator=g).mul(8).round().div(8), torch.randn((2, n + 1, n), generator=g).mul(8).round().div(8))\n    return (x0, x1, x2)\n",
+        ("x0", "x1", "x2"),
+        (
+            "x1[1].view(torch.int64)[:1] = 7",
+            "x2.imag.sigmoid_()",
+            "x1.squeeze(1).index_put_((torch.tensor([0]),), torch.tensor(0.0, dtype=torch.complex64))",
+            "x2.mul_(x2)",
+            "t0 = x1.real * 2",
+            "torch._foreach_copy_([x1, x2], [x1, x2])",
+            "x0.copy_(x0)",
+            "t1 = x2.flatten(0, 1).unsqueeze(2).imag",
+            "t2 = x2 - -1",
+            "t3 = t1.masked_fill(t1 > 0, 1.0)",
+        ),
+        ("x2 + 1", "t3"),
     ),
 }
 

@@ -11,9 +11,12 @@ clones and the mutable op (a base not cloned is written in place and returned as
 
 from __future__ import annotations
 
+import warnings
 from functools import cache
+from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 from torch.fx import GraphModule, Node
 
 from fxinplace import _C
@@ -22,10 +25,10 @@ from fxinplace._reinplace.auto_functionalized.v2 import AFV2, AFv2Call
 from fxinplace._reinplace.op_info import op_info
 
 
-def inductor_facts(node: Node) -> list[tuple[Node, bool, bool, bool, bool]]:
+def inductor_facts(node: Node) -> list[tuple[Node, bool, bool, bool, bool, bool]]:
     """What Inductor does with `node`, for `_C.GraphBuilder.compiler_facts`: a list of
-    (node, realized, extern_kernel, inplace_form, lacks_inplace_lowering), empty when
-    there is nothing to say.
+    (node, realized, extern_kernel, inplace_form, lacks_inplace_lowering, opaque), empty
+    when there is nothing to say.
 
     realized: Inductor keeps the value in a buffer of its own anyway (its helper
     `is_node_realized`: a fallback's result, an input or output, or an operand of an op
@@ -35,21 +38,48 @@ def inductor_facts(node: Node) -> list[tuple[Node, bool, bool, bool, bool]]:
     `_extern_in_place`). inplace_form: Inductor has an in-place form that ATen lacks
     (`_unsafe_index_put` -> `prims._unsafe_index_put_`). lacks_inplace_lowering: Inductor
     generates the op's code but would run its in-place form as a library kernel (see
-    `_lacks_inplace_lowering`).
+    `_lacks_inplace_lowering`). opaque: Inductor runs the node as a library kernel because
+    of its tensors' types (`_runs_opaquely`); asked of views, scatters and custom-op calls,
+    the nodes whose writes go through views.
     """
     target = node.target
+    if target is AFV1 or target is AFV2:
+        return [(node, False, False, False, False, True)] if _runs_opaquely(node) else []
     if not isinstance(target, torch._ops.OpOverload):
         return []
     extern, form, is_scatter, _, lacks = _op_facts(target)
     if is_scatter:
         from torch._inductor.fx_utils import is_node_realized
 
-        facts = [(node, is_node_realized(node), extern, form, lacks)]
+        facts = [(node, is_node_realized(node), extern, form, lacks, _runs_opaquely(node))]
         base = node.args[0] if node.args else None
         if isinstance(base, Node):
-            facts.append((base, is_node_realized(base), False, False, False))
+            facts.append((base, is_node_realized(base), False, False, False, False))
         return facts
-    return [(node, False, extern, form, lacks)] if extern or form or lacks else []
+    opaque = _is_view_op(target) and _runs_opaquely(node)
+    return [(node, False, extern, form, lacks, opaque)] if extern or form or lacks or opaque else []
+
+
+def _is_view_op(target: torch._ops.OpOverload) -> bool:
+    return op_info(target).facts.view != _C.ViewKind.NONE
+
+
+def _runs_opaquely(node: Node) -> bool:
+    """Inductor runs `node` as a library kernel because of its tensors' types (complex,
+    sparse, ...): Inductor's own test, `lowering.unsupported_input_tensor` /
+    `unsupported_output_tensor`, on the node's operands and results (real or fake values)."""
+    from torch._inductor.lowering import unsupported_input_tensor, unsupported_output_tensor
+
+    def tensors(value: Any) -> list[torch.Tensor]:
+        return [t for t in pytree.tree_leaves(value) if isinstance(t, torch.Tensor)]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Inductor's "no code generation for complex operators"
+        outputs = tensors(node.meta.get("val"))
+        if any(unsupported_output_tensor(t, node) for t in outputs):
+            return True
+        operands = [a.meta.get("val") for a in node.all_input_nodes]
+        return any(unsupported_input_tensor(t, node) for t in tensors(operands))
 
 
 NO_INDUCTOR_CANDIDATES = (

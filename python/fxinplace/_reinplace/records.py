@@ -40,7 +40,7 @@ def read_graph(
     metadata: Metadata,
     *,
     with_destinations: bool = False,
-    compiler_facts: Callable[[Node], list[tuple[Node, bool, bool, bool]]] | None = None,
+    compiler_facts: Callable[[Node], list[tuple[Node, bool, bool, bool, bool, bool]]] | None = None,
 ) -> GraphReading:
     """with_destinations: also list, for each elementwise op, the other operands its result
     could go into (only read by the planner under PlanOptions.dead_operand_destinations).
