@@ -333,3 +333,25 @@ def test_the_stock_pass_is_caught_where_it_is_unsound(program):
         fxinplace.check_reinplaced(functional, gm, *trace_args())
     assert not info.value.cannot_check, str(info.value)
     assert info.value.node is not None or info.value.reason == "final_input", str(info.value)
+
+
+_NAN = float("nan")
+
+
+@pytest.mark.parametrize("fill", [_NAN, complex(_NAN, _NAN), complex(1.0, _NAN)])
+def test_a_nan_argument_equals_the_same_nan(fill) -> None:
+    """Scalar arguments are compared between the two graphs: NaN (real, or in either part of a
+    complex) must equal NaN, or every graph carrying one fails the check (seed 1336 of the
+    hook run: Inductor folded a complex NaN into `full`)."""
+    dtype = torch.complex64 if isinstance(fill, complex) else torch.float32
+
+    def f(x):
+        return torch.full((3,), fill, dtype=dtype) + x
+
+    x = torch.zeros(3, dtype=dtype)
+    gm = make_fx(f)(x)
+    fxinplace.reinplace(gm, x, check=True)  # raises ReinplaceCheckError if NaN != NaN
+    changed = make_fx(lambda x: torch.full((3,), 2.0, dtype=dtype) + x)(x)
+    functional = copy_functional(make_fx(f)(x))
+    with pytest.raises(fxinplace.ReinplaceCheckError, match="fill_value"):
+        fxinplace.check_reinplaced(functional, changed, x)

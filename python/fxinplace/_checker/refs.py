@@ -138,6 +138,8 @@ def _scalar_view(value: Any) -> Any:
         return tuple(_scalar_view(v) for v in value)
     if isinstance(value, float) and math.isnan(value):
         return "nan"
+    if isinstance(value, complex) and (math.isnan(value.real) or math.isnan(value.imag)):
+        return ("complex", _scalar_view(value.real), _scalar_view(value.imag))  # nan != nan
     return value
 
 
