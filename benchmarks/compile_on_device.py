@@ -12,6 +12,7 @@ device, aliasing kept. Exits non-zero on any difference attributed to fxinplace.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -91,7 +92,9 @@ def run_frozen(device: str) -> int:
 
 
 def main() -> int:
-    device = sys.argv[1] if len(sys.argv) > 1 else "cuda"
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("device", nargs="?", default="cuda", help="the device to run on (default cuda)")
+    device = ap.parse_args().device
     print(f"torch {torch.__version__} on {device}", flush=True)
     failures = run_issue15(device) + run_frozen(device)
     print(f"{failures} failing")
