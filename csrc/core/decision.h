@@ -69,6 +69,10 @@ enum class Action : uint8_t {
     "the result's memory is returned through a view with no elements; Inductor would return that view "  \
     "of a buffer it sees written in place as a fresh empty tensor, without the buffer's storage "        \
     "(policy='inductor')")                                                                               \
+  X(kInductorLazyViewBase, "inductor_lazy_view_base",                                                    \
+    "the base is a view of code Inductor has not put in a buffer of its own: written in place, later "   \
+    "users would see Inductor's lazy view of that code where a fresh buffer stood, which its "           \
+    "as_strided lowering cannot take through a dtype view (policy='inductor')")                          \
   X(kNoCompilerInplaceLowering, "no_compiler_inplace_lowering",                                          \
     "Inductor has no lowering for the in-place form: it would run as a library kernel and keep a "       \
     "buffer the functional form fuses away (policy='inductor')")                                         \

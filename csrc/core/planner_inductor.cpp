@@ -14,8 +14,8 @@
 //   library kernels (no fusion lost by writing in place).
 //
 // Inductor executes its own contract, not FX's one node after another, so a
-// rewrite sound as FX can still be wrong as Inductor runs it. Three hazards
-// are refused here, and two more (inductor_refuses_write, scatter_is_in_place_already):
+// rewrite sound as FX can still be wrong as Inductor runs it. Six hazards are
+// refused (inductor_refuses_write, scatter_is_in_place_already):
 //
 // 1. A write through a dtype view. Inductor lowers `copy_` between dtypes as
 //    a value conversion, and has no indexer for writes through a DtypeView:
@@ -66,6 +66,21 @@
 //      copy_(x, scatter(b, y))               -> copy_(x, b)   # scheduled before index_put_
 //    So no write through a view Inductor runs opaquely (nor a scatter's
 //    write through the view it replays, when the scatter is so run).
+//
+// 6. An auto_functionalized base that is a view of code Inductor has not put
+//    in a buffer. Inductor lowers such a view (a reshape of fused code) as a
+//    lazy view of that code. Cloned, the base's later users read a fresh
+//    buffer; written in place, they read the lazy view itself, and a dtype
+//    view of it followed by as_strided (which the next auto_functionalized's
+//    decomposition applies) has no lowering:
+//      t = reshape(bitwise_or(a, b), [1])
+//      af = auto_functionalized_v2(write_, _all_bases=[t])     # t in place
+//      af2 = auto_functionalized_v2(negate_, _all_bases=[view.dtype(af[1], f64)])
+//      -> as_strided(view.dtype(t, f64), ...)   # "unrealized as_strided"
+//    So a base that is a view, whose memory (before or after the op) is read
+//    through a dtype view, is written in place only when the root of its
+//    view chain is realized (Inductor's is_node_realized: an input, a library
+//    kernel's result, ...): then the view is a plain reinterpretation.
 #include <algorithm>
 
 #include "planner_walk.h"
@@ -79,11 +94,15 @@ void Walk::summarise_for_inductor() {
   storage_dtype_.assign(static_cast<size_t>(g_.num_storages()), -1);
   seen_aligned_.assign(g_.size(), 0);
   seen_any_.assign(g_.size(), 0);
+  dtype_viewed_.clear();
   for (NodeId j = 0; j < static_cast<NodeId>(g_.size()); ++j) {
     const Node& n = g_.at(j);
-    for (const TensorValue& v : n.results)
-      if (v.storage >= 0 && storage_dtype_[static_cast<size_t>(v.storage)] < 0)
-        storage_dtype_[static_cast<size_t>(v.storage)] = v.dtype;
+    for (const TensorValue& v : n.results) {
+      if (v.storage < 0) continue;
+      int32_t& dtype = storage_dtype_[static_cast<size_t>(v.storage)];
+      if (dtype < 0) dtype = v.dtype;
+      if (dtype != v.dtype) dtype_viewed_.push_back(v.storage);
+    }
     if (n.kind == NodeKind::kWriteBack && n.written_value != kNoNode && n.self == n.written_input)
       written_back_as_[static_cast<size_t>(n.written_value)] = n.written_input;
     // scatter(B, scatter(view(B), src)): the inner scatter is part of the
@@ -196,6 +215,14 @@ std::optional<Decision> Walk::inductor_refuses_write(NodeId i, const WriteSlot& 
     if (g_.at(c).compiler_opaque && g_.at(c).view_of != kNoNode) return refuse(Reason::kInductorOpaqueView);
   if (node.kind == NodeKind::kOp && node.scatter.kind != ScatterKind::kNone && node.compiler_opaque)
     return refuse(Reason::kInductorOpaqueView);
+  // Hazard 6: an auto_functionalized base viewing code not realized, whose
+  // memory is read through a dtype view.
+  if (node.kind == NodeKind::kAutoFunctionalized && g_.at(target).view_of != kNoNode) {
+    NodeId root = target;
+    while (g_.at(root).view_of != kNoNode) root = g_.at(root).view_of;
+    if (!g_.at(root).realized && read_as_other_dtype({tv->storage, result_storage}))
+      return refuse(Reason::kInductorLazyViewBase);
+  }
   // Hazard 4: a returned view with no elements of the buffer written.
   if (result_storage >= 0 && classes_.of(result_storage).returned_empty)
     return refuse(Reason::kInductorEmptyOutputView);
@@ -248,6 +275,13 @@ std::optional<Decision> Walk::inductor_refuses_write(NodeId i, const WriteSlot& 
   if (result_storage >= 0) buffer.push_back(classes_.root(result_storage));
   if (later_write_backs_read_elsewhere(i, buffer, holder)) return refuse(Reason::kInductorFusedRead);
   return std::nullopt;
+}
+
+bool Walk::read_as_other_dtype(const std::vector<StorageId>& storages) {
+  for (StorageId viewed : dtype_viewed_)
+    for (StorageId s : storages)
+      if (s >= 0 && classes_.root(viewed) == classes_.root(s)) return true;
+  return false;
 }
 
 bool Walk::later_write_backs_read_elsewhere(NodeId i, const std::vector<StorageId>& buffer, NodeId holder) {

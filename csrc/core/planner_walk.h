@@ -89,6 +89,8 @@ class Walk {
   // values: (node, whether iteration k of the loop computes its element k).
   bool fused_loop_reads_elsewhere(const FusedWrite& w, const std::vector<std::pair<NodeId, bool>>& values);
   bool later_write_backs_read_elsewhere(NodeId i, const std::vector<StorageId>& buffer, NodeId holder);
+  // Some view reads one of `storages` (or a storage merged with it) as another dtype.
+  bool read_as_other_dtype(const std::vector<StorageId>& storages);
 
   // ---- shared state
   NodeId rep(NodeId n) const { return rep_[static_cast<size_t>(n)]; }
@@ -114,6 +116,8 @@ class Walk {
   // The dtype each storage was allocated with (its first tensor's): a view of
   // another dtype is a dtype view.
   std::vector<int32_t> storage_dtype_;
+  // The storages some view reads as another dtype than their own (hazard 6).
+  std::vector<StorageId> dtype_viewed_;
   // fused_loop_reads_elsewhere's visited marks (two per node: reached with an
   // elementwise path, reached at all), reset by bumping the stamp.
   std::vector<uint32_t> seen_aligned_, seen_any_;

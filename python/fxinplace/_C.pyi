@@ -261,6 +261,8 @@ class Reason:
 
       INDUCTOR_EMPTY_OUTPUT_VIEW
 
+      INDUCTOR_LAZY_VIEW_BASE
+
       NO_COMPILER_INPLACE_LOWERING
 
       RETURNED_AS_PARTIAL_VIEW
@@ -272,6 +274,7 @@ class Reason:
     INDUCTOR_DTYPE_VIEW: typing.ClassVar[Reason]
     INDUCTOR_EMPTY_OUTPUT_VIEW: typing.ClassVar[Reason]
     INDUCTOR_FUSED_READ: typing.ClassVar[Reason]
+    INDUCTOR_LAZY_VIEW_BASE: typing.ClassVar[Reason]
     INDUCTOR_OPAQUE_VIEW: typing.ClassVar[Reason]
     INPUT_NOT_WRITTEN_BACK: typing.ClassVar[Reason]
     INPUT_SHARED: typing.ClassVar[Reason]

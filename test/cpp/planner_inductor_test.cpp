@@ -335,3 +335,31 @@ TEST(Inductor, NoInPlaceFormInductorCannotLower) {
   b.output({});
   EXPECT_EQ(at(b.plan(inductor()), fe).reason, Reason::kNoCompilerInplaceLowering);
 }
+
+// a = bitwise_or(x, y); t = reshape(a); af = auto_functionalized(write_, t);
+// d = view.dtype(af[0], f64) -- kept when `a` is code Inductor has not put in a
+// buffer and the memory is read as another dtype: Inductor would hand the lazy
+// view t (not a buffer) to the as_strided of d's users, which it cannot lower.
+// A realized root, or no dtype view, is written in place as before.
+TEST(Inductor, AnAutoFunctionalizedBaseViewingLazyCodeReadAsAnotherDtypeIsCloned) {
+  for (bool realized : {false, true}) {
+    for (bool dtype_view : {true, false}) {
+      Builder b;
+      NodeId x = b.input({4});
+      NodeId a = b.op({x}, {4}, false);
+      b.g.at(a).realized = realized;
+      NodeId t = b.view(a, fxinplace::core::testing::contiguous({2}, 2));
+      auto [af, items] = b.auto_functionalized({t});
+      NodeId d = b.view(items[0], fxinplace::core::testing::contiguous({2}));
+      if (dtype_view) b.g.at(d).results[0].dtype += 1;
+      b.output({d});
+      Plan p = b.plan(inductor());
+      if (!realized && dtype_view) {
+        EXPECT_EQ(at(p, af).action, Action::kKeep);
+        EXPECT_EQ(at(p, af).slots.at(0).reason, Reason::kInductorLazyViewBase);
+      } else {
+        EXPECT_EQ(at(p, af).action, Action::kInplace) << realized << dtype_view;
+      }
+    }
+  }
+}

@@ -9,7 +9,8 @@ for stride-dependent views below a moved result (1727), auto_functionalized_v2 b
 as_strided encoding never moved (1154), no returned result written into part of a buffer (1480, 1983),
 the checker saying "cannot check" for writes through overlapping views and converting copies
 (1399, 275), the oracle comparing complex32 (1719); hook: no write into a buffer returned through an empty
-view (163), no write through a view Inductor runs as a library kernel (834).
+view (163), no write through a view Inductor runs as a library kernel (834), no custom-op base
+written in place that is a view of code Inductor has not realized (1467).
 """
 
 from __future__ import annotations
@@ -190,6 +191,26 @@ HOOK_FOUND = {
             "t3 = t1.masked_fill(t1 > 0, 1.0)",
         ),
         ("x2 + 1", "t3"),
+    ),
+    # a custom op's base, a reshape of fused bitwise_or code, written in place: the next custom op's base, a dtype
+    # view of it, then reached Inductor's as_strided as a lazy view, which it cannot lower ("unrealized as_strided")
+    1467: (
+        "def make_args(n):\n    g = torch.Generator().manual_seed(1467)\n    x0 = torch.randn((n, n + 2), generator=g).mul(8).round().div(8)[..., 1:-1]\n    pos0 = torch.tensor([3])\n    return (x0, pos0)\n",
+        ("x0", "pos0"),
+        (
+            "x0.index_copy_(1, pos0, x0.narrow(1, 0, 1))",
+            "x0.clamp_(-1.0, 1.0)",
+            "t0 = pos0 * 2",
+            "t0[:1].bitwise_not_()",
+            "t1 = t0 * 2",
+            "t2 = t0 + 1",
+            "torch._foreach_copy_([t1], [t0])",
+            "t3 = t1.reshape(1, -1)",
+            "t3.bitwise_or_(t1.view(-1, 1))",
+            "torch.ops.fxrandom.write_both_(x0.view(torch.float16), t3)",
+            "torch.ops.fxrandom.negate_(t3.flatten(0, 1).view(torch.float64))",
+        ),
+        ("t1", "t2", "t1"),
     ),
 }
 

@@ -20,8 +20,8 @@ import torch.utils._pytree as pytree
 from torch.fx import GraphModule, Node
 
 from fxinplace import _C
-from fxinplace._reinplace.auto_functionalized.v1 import AFV1, AFv1Call
-from fxinplace._reinplace.auto_functionalized.v2 import AFV2, AFv2Call
+from fxinplace._reinplace.auto_functionalized.v1 import AFV1, AFv1Call, read_v1_call
+from fxinplace._reinplace.auto_functionalized.v2 import AFV2, AFv2Call, read_call
 from fxinplace._reinplace.op_info import op_info
 
 
@@ -40,11 +40,13 @@ def inductor_facts(node: Node) -> list[tuple[Node, bool, bool, bool, bool, bool]
     generates the op's code but would run its in-place form as a library kernel (see
     `_lacks_inplace_lowering`). opaque: Inductor runs the node as a library kernel because
     of its tensors' types (`_runs_opaquely`); asked of views, scatters and custom-op calls,
-    the nodes whose writes go through views.
+    the nodes whose writes go through views. An auto_functionalized(_v2) node also describes
+    the view chains of its bases (`_view_chain_realized`).
     """
     target = node.target
     if target is AFV1 or target is AFV2:
-        return [(node, False, False, False, False, True)] if _runs_opaquely(node) else []
+        facts = _view_chain_realized(node)
+        return [(node, False, False, False, False, True), *facts] if _runs_opaquely(node) else facts
     if not isinstance(target, torch._ops.OpOverload):
         return []
     extern, form, is_scatter, _, lacks = _op_facts(target)
@@ -58,6 +60,26 @@ def inductor_facts(node: Node) -> list[tuple[Node, bool, bool, bool, bool, bool]
         return facts
     opaque = _is_view_op(target) and _runs_opaquely(node)
     return [(node, False, extern, form, lacks, opaque)] if extern or form or lacks or opaque else []
+
+
+def _view_chain_realized(node: Node) -> list[tuple[Node, bool, bool, bool, bool, bool]]:
+    """Whether Inductor realizes each node on the view chains of an auto_functionalized(_v2)
+    node's written bases (the planner writes a base that is a view in place only when its
+    chain's root is realized: hazard 6 in planner_inductor.cpp)."""
+    from torch._inductor.fx_utils import is_node_realized
+
+    bases = read_call(node).bases if node.target is AFV2 else read_v1_call(node).written()
+    facts = []
+    seen: set[Node] = set()
+    for base in bases:
+        while isinstance(base, Node) and base not in seen:
+            seen.add(base)
+            facts.append((base, is_node_realized(base), False, False, False, False))
+            target = base.target
+            if not (isinstance(target, torch._ops.OpOverload) and _is_view_op(target)) or not base.args:
+                break
+            base = base.args[0]
+    return facts
 
 
 def _is_view_op(target: torch._ops.OpOverload) -> bool:
