@@ -1,11 +1,14 @@
-// A builder of hand-made planner IR for the planner's tests: each helper adds
-// one node of the kind its name says, with fresh memory unless it is a view.
+// Hand-made planner IR for the planner's tests, built through the core's own
+// GraphBuilder (the one the Python frontend uses): each helper adds one node
+// of the kind its name says, with fresh memory unless it is a view. `g` is
+// the graph so far, for the facts a test sets by hand (Node::realized, ...).
 #pragma once
 
 #include <algorithm>
 #include <utility>
 #include <vector>
 
+#include "graph_builder.h"
 #include "reinplace_planner.h"
 #include "test_geometry_helpers.h"
 
@@ -13,143 +16,114 @@ namespace fxinplace::core::testing {
 
 class Builder {
  public:
-  NodeId input(std::vector<Int> sizes) {
-    Node n;
-    n.kind = NodeKind::kInput;
-    n.results.push_back(value(g.new_storage(), contiguous(sizes)));
-    return g.add(std::move(n));
-  }
-  // A functional op writing fresh memory of `sizes`, reading `operands`.
+  Builder() = default;
+  Builder(const Builder&) = delete;  // `g` refers into this builder
+  Builder& operator=(const Builder&) = delete;
+
+  NodeId input(std::vector<Int> sizes) { return b_.input("", {fresh(contiguous(sizes))}); }
+  // A functional op writing fresh memory of `sizes`, reading `operands`; its
+  // first operand is `self`, the write slot.
   NodeId op(std::vector<NodeId> operands, std::vector<Int> sizes, bool has_inplace = true,
             bool pointwise = true) {
-    Node n;
-    n.kind = NodeKind::kOp;
-    n.has_inplace = has_inplace;
-    n.pointwise = pointwise;
-    n.self = operands.at(0);
-    n.slots = {WriteSlot{operands.at(0), 0, 0, false}};
-    n.operands = operands;
-    n.results.push_back(value(g.new_storage(), contiguous(sizes)));
-    return g.add(std::move(n));
+    OpTraits t;
+    t.self_is_tensor = true;
+    t.has_inplace = has_inplace;
+    t.pointwise = pointwise;
+    NodeId self = operands.at(0);
+    return b_.op("", t, self, std::move(operands), {fresh(contiguous(sizes))});
   }
   NodeId view(NodeId base, Geometry geom) {
-    Node n;
-    n.kind = NodeKind::kOp;
-    n.view = ViewKind::kSingle;
-    n.self = base;
-    n.view_of = base;
-    n.layout_parent = base;
-    n.operands = {base};
-    n.results.push_back(value(g.at(base).results[0].storage, geom));
-    return g.add(std::move(n));
+    OpTraits t;
+    t.self_is_tensor = true;
+    t.view = ViewKind::kSingle;
+    return b_.op("", t, base, {base}, {TensorRecord{storage_of(base), std::move(geom), 0}});
   }
   NodeId select_scatter(NodeId base, NodeId src, Int dim, Int index) {
-    Node n;
-    n.kind = NodeKind::kOp;
-    n.self = base;
-    n.slots = {WriteSlot{base, 0, 0, false}};
-    n.scatter_src = src;
-    n.scatter.kind = ScatterKind::kSelect;
-    n.scatter.ints = {dim, index};
-    n.scatter.replayable = true;
-    n.operands = {base, src};
-    n.results.push_back(value(g.new_storage(), g.geometries().at(g.at(base).results[0].geom)));
-    return g.add(std::move(n));
+    OpTraits t;
+    t.self_is_tensor = true;
+    t.scatter = ScatterKind::kSelect;
+    ScatterCall call;
+    call.src = src;
+    call.args = ScatterSpec{};
+    call.args->ints = {dim, index};
+    return b_.op("", t, base, {base, src}, {fresh(geometry_of(base))}, call);
   }
   // auto_functionalized_v2 over `bases` (each cloned unless listed in
   // `uncloned`), also reading `direct`; returns (node, getitem of each base's
   // new value). The op itself returns nothing.
+  std::pair<NodeId, std::vector<NodeId>> auto_functionalized(std::vector<NodeId> bases,
+                                                             std::vector<NodeId> direct = {},
+                                                             std::vector<size_t> uncloned = {}) {
+    std::vector<NodeId> operands = std::move(direct);
+    GraphBuilder::Results results;
+    std::vector<SlotRecord> slots;
+    for (size_t k = 0; k < bases.size(); ++k) {
+      bool in_place = std::find(uncloned.begin(), uncloned.end(), k) != uncloned.end();
+      TensorRecord value = record_of(bases[k]);
+      if (!in_place) value.storage = g.new_storage();
+      results.push_back(value);
+      auto index = static_cast<int32_t>(k);
+      slots.push_back(SlotRecord{bases[k], index, index, in_place});
+      operands.push_back(bases[k]);
+    }
+    NodeId node = b_.auto_functionalized("", std::move(operands), results, slots);
+    return {node, getitems(node)};
+  }
   // _foreach_op(self_list, *other_lists): result k (fresh, like self_list[k])
   // may be written into self_list[k]; returns (node, getitem of each result).
   std::pair<NodeId, std::vector<NodeId>> foreach_op(std::vector<NodeId> self_list,
                                                     std::vector<NodeId> others = {}) {
-    Node n;
-    n.kind = NodeKind::kForeach;
-    n.operands = self_list;
-    n.operands.insert(n.operands.end(), others.begin(), others.end());
+    std::vector<NodeId> operands = self_list;
+    operands.insert(operands.end(), others.begin(), others.end());
     // `others` are further lists of self_list's length: operand j is at list position j % length.
-    for (size_t j = 0; j < n.operands.size(); ++j)
-      n.operand_elements.push_back(static_cast<int32_t>(j % self_list.size()));
-    for (size_t k = 0; k < self_list.size(); ++k) {
-      TensorValue fresh = g.at(self_list[k]).results[0];
-      fresh.storage = g.new_storage();
-      n.results.push_back(fresh);
-      n.slots.push_back(WriteSlot{self_list[k], static_cast<int32_t>(k), static_cast<int32_t>(k), false});
+    std::vector<int32_t> elements;
+    for (size_t j = 0; j < operands.size(); ++j)
+      elements.push_back(static_cast<int32_t>(j % self_list.size()));
+    GraphBuilder::Results results;
+    for (NodeId self : self_list) {
+      TensorRecord value = record_of(self);
+      value.storage = g.new_storage();
+      results.push_back(value);
     }
-    NodeId node = g.add(std::move(n));
-    return {node, getitems(node)};
-  }
-
-  std::pair<NodeId, std::vector<NodeId>> auto_functionalized(std::vector<NodeId> bases,
-                                                             std::vector<NodeId> direct = {},
-                                                             std::vector<size_t> uncloned = {}) {
-    Node n;
-    n.kind = NodeKind::kAutoFunctionalized;
-    n.operands = direct;
-    for (size_t k = 0; k < bases.size(); ++k) {
-      bool in_place = std::find(uncloned.begin(), uncloned.end(), k) != uncloned.end();
-      const TensorValue& base = g.at(bases[k]).results[0];
-      TensorValue fresh = base;
-      if (!in_place) fresh.storage = g.new_storage();
-      n.results.push_back(fresh);
-      n.slots.push_back(WriteSlot{bases[k], static_cast<int32_t>(k), static_cast<int32_t>(k), in_place});
-      n.operands.push_back(bases[k]);
-    }
-    NodeId node = g.add(std::move(n));
+    NodeId node = b_.foreach_op("", std::move(operands), results, self_list, false, std::move(elements));
     return {node, getitems(node)};
   }
   // A getitem of each of `node`'s results, in order.
   std::vector<NodeId> getitems(NodeId node) {
     std::vector<NodeId> items;
-    for (size_t k = 0; k < g.at(node).results.size(); ++k) {
-      Node item;
-      item.kind = NodeKind::kGetItem;
-      item.item_of = node;
-      item.item_index = static_cast<int32_t>(k);
-      item.operands = {node};
-      item.results.push_back(g.at(node).results[k]);
-      items.push_back(g.add(std::move(item)));
-    }
+    size_t count = g.at(node).results.size();
+    for (size_t k = 0; k < count; ++k)
+      items.push_back(b_.getitem("", node, static_cast<int32_t>(k), {result_record(node, k)}));
     return items;
   }
   NodeId write_back(NodeId input, NodeId value) {
-    Node n;
-    n.kind = NodeKind::kWriteBack;
-    n.self = input;
-    n.written_input = input;
-    n.written_value = value;
-    n.operands = {input, value};
-    n.results.push_back(g.at(input).results[0]);
-    return g.add(std::move(n));
+    return b_.write_back("", input, input, value, {input, value}, {record_of(input)});
   }
   // sym_size(t): reads t's metadata only.
   NodeId metadata_read(NodeId t) {
-    Node n;
-    n.kind = NodeKind::kOp;
-    n.reads_memory = false;
-    n.operands = {t};
-    return g.add(std::move(n));
+    OpTraits traits;
+    traits.reads_memory = false;
+    return b_.op("", traits, std::nullopt, {t}, {});
   }
-  Plan plan(PlanOptions options) { return plan_reinplace(g, options); }
-  NodeId output(std::vector<NodeId> operands) {
-    Node n;
-    n.kind = NodeKind::kOutput;
-    n.operands = operands;
-    return g.add(std::move(n));
-  }
-  Plan plan() { return plan_reinplace(g); }
-
-  Graph g;
+  NodeId output(std::vector<NodeId> operands) { return b_.output("", std::move(operands)); }
+  Plan plan(PlanOptions options) { return b_.plan(options); }
+  Plan plan() { return b_.plan(); }
 
  private:
-  TensorValue value(StorageId s, const Geometry& geom) {
-    TensorValue v;
-    v.storage = s;
-    v.geom = g.geom(geom);
-    v.shape = g.shape(geom.sizes);
-    v.dtype = 0;
-    return v;
+  GraphBuilder b_;
+
+ public:
+  Graph& g = b_.graph();
+
+ private:
+  TensorRecord fresh(Geometry geom) { return TensorRecord{g.new_storage(), std::move(geom), 0}; }
+  StorageId storage_of(NodeId n) const { return g.at(n).results.at(0).storage; }
+  Geometry geometry_of(NodeId n) const { return g.geometries().at(g.at(n).results.at(0).geom); }
+  TensorRecord result_record(NodeId n, size_t k) const {
+    const TensorValue& v = g.at(n).results.at(k);
+    return TensorRecord{v.storage, g.geometries().at(v.geom), v.dtype};
   }
+  TensorRecord record_of(NodeId n) const { return result_record(n, 0); }
 };
 
 inline const Decision& at(const Plan& p, NodeId n) { return p.decisions.at(static_cast<size_t>(n)); }
