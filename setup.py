@@ -48,7 +48,7 @@ class CMakeBuild(build_ext):
 setup(
     package_dir={"": "python"},
     packages=find_packages("python"),
-    package_data={"fxinplace": ["py.typed"]},
+    package_data={"fxinplace": ["py.typed", "_C/*.pyi"]},  # _C/: the extension's stubs, a file per submodule
     ext_modules=[CMakeExtension("fxinplace._C")],
     cmdclass={"build_ext": CMakeBuild},
 )

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# python/fxinplace/_C.pyi is generated from the built extension (pybind11-stubgen).
-#   bash scripts/stubs.sh          regenerate it
-#   bash scripts/stubs.sh --check  fail when the checked-in stub is out of date
+# python/fxinplace/_C/*.pyi (one stub per submodule of the extension) are
+# generated from the built extension (pybind11-stubgen).
+#   bash scripts/stubs.sh          regenerate them
+#   bash scripts/stubs.sh --check  fail when the checked-in stubs are out of date
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 .venv/bin/pybind11-stubgen fxinplace._C -o "$out" >/dev/null
-.venv/bin/ruff format -q "$out/fxinplace/_C.pyi"
+.venv/bin/ruff format -q "$out/fxinplace/_C"
 if [ "${1:-}" = "--check" ]; then
-  if ! diff -u python/fxinplace/_C.pyi "$out/fxinplace/_C.pyi"; then
-    echo "python/fxinplace/_C.pyi is out of date: run bash scripts/stubs.sh" >&2
+  if ! diff -ru python/fxinplace/_C "$out/fxinplace/_C"; then
+    echo "python/fxinplace/_C/*.pyi are out of date: run bash scripts/stubs.sh" >&2
     exit 1
   fi
 else
-  cp "$out/fxinplace/_C.pyi" python/fxinplace/_C.pyi
+  rm -rf python/fxinplace/_C
+  cp -r "$out/fxinplace/_C" python/fxinplace/_C
 fi

@@ -5,7 +5,7 @@
 // tests compare it, so it never changes), text. Reasons found by the Python
 // frontend (python/fxinplace/_checker/: argument comparison, a node that
 // raises, graphs it cannot read) are in the table too; Python reads them as
-// fxinplace._C.CheckReason.<name>.
+// fxinplace._C.checker.CheckReason.<name>.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // Assembles the planner's IR one node per call, in graph order: the one place
 // that knows how a call of each kind becomes a `Node` (which operand is a
 // view's base, which write slots an op offers, how a multi-output view's items
-// view its input). The Python frontend reaches it through `_C.GraphBuilder`
+// view its input). The Python frontend reaches it through `_C.planner.GraphBuilder`
 // (csrc/python/graph_builder.cpp, which only converts arguments); the C++
 // tests build their graphs through it too.
 //

@@ -70,40 +70,40 @@ void install_hook(const py::object& callable) {
 }  // namespace
 
 void bind_functionalize(py::module_& m) {
-  m.def("_fz_register", &fz::register_fallback,
+  m.def("register", &fz::register_fallback,
         "Registers the functionalization fallback on its dispatch key (once; errors if the key is taken).");
-  m.def("_fz_dispatch_key", [] { return c10::toString(fz::kFunctionalizeKey); });
-  m.def("_fz_region_active", &fz::region_active);
-  m.def("_fz_reapply_views", &fz::reapply_views);
-  m.def("_fz_from_current_region", [](const at::Tensor& t) {
+  m.def("dispatch_key", [] { return c10::toString(fz::kFunctionalizeKey); });
+  m.def("region_active", &fz::region_active);
+  m.def("reapply_views", &fz::reapply_views);
+  m.def("from_current_region", [](const at::Tensor& t) {
     return fz::functional_impl(t)->alias()->region() == fz::current_region();
   });
   m.def(
-      "_fz_alias_group",
+      "alias_group",
       [](const at::Tensor& t) {
         return reinterpret_cast<std::uintptr_t>(fz::functional_impl(t)->alias().get());
       },
       "An id of the functional tensor's alias group (the tensors over one storage).");
-  m.def("_fz_is_functional", [](const at::Tensor& t) { return fz::is_functional(t); });
+  m.def("is_functional", [](const at::Tensor& t) { return fz::is_functional(t); });
   m.def(
-      "_fz_wrap",
+      "wrap",
       [](const at::Tensor& t, bool eager_layout) {
         TORCH_CHECK(!fz::is_functional(t), "fxinplace.functionalize: the tensor is already functional");
         return fz::wrap_new(t, eager_layout);
       },
       py::arg("t"), py::arg("eager_layout") = false,
       "Wraps t in a new functional tensor; eager_layout: t is laid out as eager lays it out (an input).");
-  m.def("_fz_unwrap", [](const at::Tensor& t, bool reapply_views) {
+  m.def("unwrap", [](const at::Tensor& t, bool reapply_views) {
     TORCH_CHECK(fz::is_functional(t), "fxinplace.functionalize: not a functional tensor");
     fz::join_inputs_if_needed(t, /*addresses_storage=*/false, reapply_views);
     c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
     return fz::unwrap_synced(t, reapply_views);
   });
-  m.def("_fz_share_inputs", &fz::InputAliasSet::share, py::arg("wrapped"), py::arg("originals"),
+  m.def("share_inputs", &fz::InputAliasSet::share, py::arg("wrapped"), py::arg("originals"),
         "Inputs that share one storage (or one input with gaps), each already wrapped: joined into one alias "
         "group where the sharing shows (see csrc/functionalize/input_alias_set.h).");
   m.def(
-      "_fz_joined_base",
+      "joined_base",
       [](const at::Tensor& t) -> std::optional<at::Tensor> {
         const auto& set = fz::functional_impl(t)->alias()->input_set();
         if (!set || !set->joined()) return std::nullopt;
@@ -113,7 +113,7 @@ void bind_functionalize(py::module_& m) {
       "The flat base an input's set was joined over (the unwrapped value it started as), or None while "
       "its inputs are separate.");
   m.def(
-      "_fz_eager_geometry",
+      "eager_geometry",
       [](const at::Tensor& t, const at::Tensor& original) -> std::optional<py::tuple> {
         fz::FunctionalTensorImpl* impl = fz::functional_impl(t);
         c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
@@ -128,7 +128,7 @@ void bind_functionalize(py::module_& m) {
       "(t_, unsqueeze_) or resizing (resize_, out=) changed its metadata; None otherwise. `original` is the "
       "input's base as it entered (the input, or the flat base of inputs sharing a storage).");
   m.def(
-      "_fz_resized_base_sizes",
+      "resized_base_sizes",
       [](const at::Tensor& t) -> std::optional<std::vector<c10::SymInt>> {
         const auto& alias = fz::functional_impl(t)->alias();
         if (alias->base_version() == 0) return std::nullopt;
@@ -136,16 +136,16 @@ void bind_functionalize(py::module_& m) {
       },
       "The sizes of the input's base after resize_/out= resized it (None if it was not resized): the input "
       "is resized to them first, so its storage grows as in eager.");
-  m.def("_fz_mutated", [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->mutated(); });
+  m.def("mutated", [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->mutated(); });
   m.def(
-      "_fz_storage_changed", [](const at::Tensor& t) { return fz::functional_impl(t)->storage_changed(); },
+      "storage_changed", [](const at::Tensor& t) { return fz::functional_impl(t)->storage_changed(); },
       "Whether set_() pointed the tensor at another tensor's storage.");
   m.def(
-      "_fz_written_with_grad",
+      "written_with_grad",
       [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->written_with_grad(); },
       "Whether some write into the tensor's alias group happened with grad mode on.");
-  m.def("_fz_set_auto_functionalize_hook", &install_hook);
-  py::class_<Region>(m, "_FunctionalizeRegion")
+  m.def("set_auto_functionalize_hook", &install_hook);
+  py::class_<Region>(m, "Region")
       .def(py::init<bool>())
       .def("__enter__", &Region::enter)
       .def("__exit__", [](Region& r, const py::args&) { r.exit(); });

@@ -1,4 +1,4 @@
-// Python bindings of the functionalization kernels (fxinplace._C._fz_*).
+// Python bindings of the functionalization kernels (fxinplace._C.functionalize).
 #pragma once
 
 #include <pybind11/pybind11.h>

@@ -1,4 +1,4 @@
-// fxinplace._C.GraphBuilder: the typed boundary between the Python side,
+// fxinplace._C.planner.GraphBuilder: the typed boundary between the Python side,
 // which reads an fx.Graph, and the core IR the planner decides on. One method
 // per kind of node; node references are the ids earlier calls returned.
 #pragma once

@@ -1,5 +1,5 @@
 """The checker's verdicts are one table (csrc/checker/check_reasons.h), bound as
-`fxinplace._C.CheckReason`: stable names (what `ReinplaceCheckError.reason` says)
+`fxinplace._C.checker.CheckReason`: stable names (what `ReinplaceCheckError.reason` says)
 and texts; the Python frontend's own reasons are in it too."""
 
 from __future__ import annotations
@@ -41,11 +41,11 @@ STABLE = [
 
 
 def test_the_table_has_every_stable_name_once_with_a_text():
-    names = [r.name for r in _C.CheckReason.__members__.values()]
+    names = [r.name for r in _C.checker.CheckReason.__members__.values()]
     assert len(names) == len(set(names))
     assert set(STABLE) <= set(names), set(STABLE) - set(names)
     for name in names:
-        reason = getattr(_C.CheckReason, name)
+        reason = getattr(_C.checker.CheckReason, name)
         assert reason.name == name and reason.text, name
 
 
@@ -66,5 +66,5 @@ def test_no_reason_is_a_free_string_in_the_checker():
 def test_errors_carry_the_name_and_the_text():
     error = fxinplace.ReinplaceCheckError("m", reason="output_layout")
     assert error.reason == "output_layout"
-    assert error.reason_text == _C.CheckReason.output_layout.text
+    assert error.reason_text == _C.checker.CheckReason.output_layout.text
     assert fxinplace.ReinplaceCheckError("m", reason="").reason_text == ""

@@ -233,7 +233,7 @@ def test_tracing_modes(tracing_mode: str) -> None:
 
 def test_outputs_are_plain_tensors() -> None:
     out = fxinplace.functionalize(lambda x: x.view(-1).add(1))(torch.ones(2, 2))
-    assert not fxinplace._C._fz_is_functional(out)
+    assert not fxinplace._C.functionalize.is_functional(out)
     assert type(out) is torch.Tensor
 
 

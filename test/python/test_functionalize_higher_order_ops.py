@@ -128,7 +128,7 @@ def test_region_state_is_restored_after_a_cond() -> None:
         return torch.cond(x.sum() > 0, lambda t: t.sin(), lambda t: t.cos(), (x,))
 
     fxinplace.functionalize(f)(torch.arange(3.0))
-    assert not _C._fz_region_active()
+    assert not _C.functionalize.region_active()
     assert torch.equal(torch.arange(3.0) + 1, torch.arange(3.0).add(1))  # ordinary dispatch again
 
 

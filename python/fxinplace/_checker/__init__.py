@@ -37,7 +37,7 @@ Outputs must also have the functional graph's layout (strides, storage offset).
 Under `compiler="inductor"` each rewritten node also says how Inductor runs it
 (`inductor.inductor_code`: extern, pointwise, any index), and the
 simulation proves Inductor's contract (csrc/checker/inductor_contract.h).
-Verdicts are `_C.CheckReason`s (csrc/checker/check_reasons.h).
+Verdicts are `_C.checker.CheckReason`s (csrc/checker/check_reasons.h).
 
 Costs: two real runs of the graph, and O(elements read and written) for the
 simulation. For tests; not meant for production-sized graphs.
@@ -66,7 +66,7 @@ class ReinplaceCheckError(AssertionError):
     `node` is the rewritten graph's node at fault (None: the graph as a whole,
     e.g. an input's final contents), `operand` the operand concerned (or None),
     `reason` a stable name from the checker's table of reasons
-    (`fxinplace._C.CheckReason`, csrc/checker/check_reasons.h: "wrong_value",
+    (`fxinplace._C.checker.CheckReason`, csrc/checker/check_reasons.h: "wrong_value",
     "input_written", "operand_overlaps_self", "output_layout", ...,
     "fused_read_hazard", "raised"; "cannot_check" when the checker could not
     model the graphs, "functional_raised" (FunctionalGraphRaisedError) when the
@@ -185,7 +185,7 @@ def _check(
         inputs_written_back_may_be_written,
         compiler == "inductor",
     )
-    outcome, index, operand, reason, message = _C.check_rewrite(problem)
+    outcome, index, operand, reason, message = _C.checker.check_rewrite(problem)
     # Findings are (position, node, operand, reason, message, cannot_check); the
     # earliest in the rewritten graph is reported.
     findings = list(rewritten.findings)

@@ -25,7 +25,7 @@ from fxinplace import _C
 
 _aten = torch.ops.aten
 _prims = torch.ops.prims
-_Code = _C.CheckInductorCode
+_Code = _C.checker.CheckInductorCode
 
 # Lowered to templates or extern kernels that realize their inputs, though not
 # all are in Inductor's needs_realized_inputs (addmm and baddbmm are lowered by
@@ -70,11 +70,11 @@ def _is_foreach(target: torch._ops.OpOverload) -> bool:
 
 def inductor_code(target: Any, rule: Any) -> Any:
     """How Inductor runs a node of `target` (`rule`: its CheckWriteRule)."""
-    if rule == _C.CheckWriteRule.WRITE_BACK:
+    if rule == _C.checker.CheckWriteRule.WRITE_BACK:
         # Functionalization's write-back: copy_ is generated (dst[i] = src[i]); resize_ and
         # as_strided_ read no values.
         return _Code.POINTWISE if target is _aten.copy_.default else _Code.EXTERN
-    if rule == _C.CheckWriteRule.CUSTOM_OP or not isinstance(target, torch._ops.OpOverload):
+    if rule == _C.checker.CheckWriteRule.CUSTOM_OP or not isinstance(target, torch._ops.OpOverload):
         return _Code.EXTERN
     lowerings, fallbacks, realized, decompositions = _tables()
     if target in fallbacks or target in realized or target in _MATMUL_LIKE:

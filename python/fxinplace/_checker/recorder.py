@@ -208,7 +208,7 @@ class _Recorder:
         self.check_nodes.append(node.name)
         self.reads.append([r[0] for r in reads])
         op = "" if node.op == "output" else _op_name(node.target)
-        inductor = _C.CheckInductorCode.NONE
+        inductor = _C.checker.CheckInductorCode.NONE
         if self.compiler == "inductor" and node.op != "output":
             from fxinplace._checker.inductor import inductor_code
 

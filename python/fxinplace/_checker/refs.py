@@ -13,17 +13,17 @@ import torch
 from fxinplace import _C
 
 # Tuple layouts shared with csrc/python/checker_bindings.cpp; its enums.
-_FILL = _C.CheckEffect.FILL
-_COPY = _C.CheckEffect.COPY
-_GROW = _C.CheckEffect.GROW
-_RULE_NONE = _C.CheckWriteRule.NONE
-_RULE_INPLACE = _C.CheckWriteRule.INPLACE
-_RULE_WRITE_BACK = _C.CheckWriteRule.WRITE_BACK
-_RULE_CUSTOM_OP = _C.CheckWriteRule.CUSTOM_OP
-_RULE_FOREACH = _C.CheckWriteRule.FOREACH_INPLACE
-_OK, _CANNOT_CHECK = _C.CheckOutcome.OK, _C.CheckOutcome.CANNOT_CHECK
+_FILL = _C.checker.CheckEffect.FILL
+_COPY = _C.checker.CheckEffect.COPY
+_GROW = _C.checker.CheckEffect.GROW
+_RULE_NONE = _C.checker.CheckWriteRule.NONE
+_RULE_INPLACE = _C.checker.CheckWriteRule.INPLACE
+_RULE_WRITE_BACK = _C.checker.CheckWriteRule.WRITE_BACK
+_RULE_CUSTOM_OP = _C.checker.CheckWriteRule.CUSTOM_OP
+_RULE_FOREACH = _C.checker.CheckWriteRule.FOREACH_INPLACE
+_OK, _CANNOT_CHECK = _C.checker.CheckOutcome.OK, _C.checker.CheckOutcome.CANNOT_CHECK
 # The checker's verdicts (csrc/checker/check_reasons.h): ReinplaceCheckError.reason is the name.
-_REASON = _C.CheckReason
+_REASON = _C.checker.CheckReason
 
 
 class _CannotCheck(Exception):

@@ -19,7 +19,7 @@ import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-from fxinplace import _C
+from fxinplace._C import functionalize as kernels
 from fxinplace._functionalize.afv2_call import call_auto_functionalized_v2
 
 __all__ = ["functionalize", "DISPATCH_KEY"]
@@ -33,8 +33,8 @@ def _claim_dispatch_key() -> None:
         return
     with _claim_lock:
         if not _claimed:
-            _C._fz_register()
-            _C._fz_set_auto_functionalize_hook(call_auto_functionalized_v2)
+            kernels.register()
+            kernels.set_auto_functionalize_hook(call_auto_functionalized_v2)
             _claimed.append(True)
 
 
@@ -42,7 +42,7 @@ _claimed: list[bool] = []  # non-empty once the key is ours
 _claim_lock = threading.Lock()
 
 #: The dispatch key our fallback owns (see ``csrc/functionalize/dispatch_key.h``).
-DISPATCH_KEY: str = _C._fz_dispatch_key()
+DISPATCH_KEY: str = kernels.dispatch_key()
 
 _REMOVE_MODES = {"mutations": True, "mutations_and_views": False}
 
@@ -55,7 +55,7 @@ _SUBGRAPH_HIGHER_ORDER_OPS = ("cond", "while_loop")
 
 
 def _check_not_nested(flat_args: list[Any]) -> None:
-    if _C._fz_region_active():
+    if kernels.region_active():
         raise RuntimeError("fxinplace.functionalize cannot be nested inside another fxinplace.functionalize")
     if torch._C._are_functorch_transforms_active() or any(
         isinstance(a, torch.Tensor) and torch._is_functional_tensor(a) for a in flat_args
@@ -142,7 +142,7 @@ class _Inputs:
                 continue
             if id(a) not in first_of:
                 first_of[id(a)] = i
-                self.wrapped[i] = _C._fz_wrap(a, eager_layout=True)
+                self.wrapped[i] = kernels.wrap(a, eager_layout=True)
         distinct = [a if first_of.get(id(a)) == i else None for i, a in enumerate(flat_args)]
         for group in _shared_storage_groups(distinct):
             members = [flat_args[i] for i in group]
@@ -152,7 +152,7 @@ class _Inputs:
                     f"({', '.join(sorted({str(m.dtype) for m in members}))}) are not supported; "
                     "pass one of them and view it inside the function instead"
                 )
-            _C._fz_share_inputs([self.wrapped[i] for i in group], members)
+            kernels.share_inputs([self.wrapped[i] for i in group], members)
         for i, a in enumerate(flat_args):
             if isinstance(a, torch.Tensor) and first_of[id(a)] != i:
                 self.wrapped[i] = self.wrapped[first_of[id(a)]]
@@ -165,8 +165,8 @@ def _geometry(t: torch.Tensor) -> tuple[list[Any], list[Any], Any]:
 def _metadata_change(original: torch.Tensor, functional: torch.Tensor) -> tuple[Any, Any, Any] | None:
     """Where t_()/unsqueeze_()/resize_()/out= resizing left an input in its storage, as
     (size, stride, storage_offset); None where its metadata did not change."""
-    shared_base = _C._fz_joined_base(functional)
-    geometry = _C._fz_eager_geometry(functional, original if shared_base is None else shared_base)
+    shared_base = kernels.joined_base(functional)
+    geometry = kernels.eager_geometry(functional, original if shared_base is None else shared_base)
     if geometry is not None and shared_base is not None and tuple(geometry) == _geometry(original):
         return None  # an aliased input is a view of the shared base from the start
     return geometry
@@ -176,10 +176,10 @@ def _write_back(
     original: torch.Tensor, functional: torch.Tensor, reapply_views: bool
 ) -> Callable[[], None] | None:
     """Computes what ``original`` must become; returns the write-back to run after the region."""
-    if _C._fz_storage_changed(functional):
+    if kernels.storage_changed(functional):
         return _write_back_whole(original, functional, reapply_views)
     geometry = _metadata_change(original, functional)
-    if geometry is None and not _C._fz_mutated(functional):
+    if geometry is None and not kernels.mutated(functional):
         return None
     final = tuple(geometry) if geometry is not None else _geometry(original)
     if _geometry_repeats_memory(final):
@@ -189,13 +189,13 @@ def _write_back(
             "Pass a clone (x.clone() or x.contiguous()) instead"
         )
     # eager grew the input's storage and the input ends up needing it
-    grown = _C._fz_resized_base_sizes(functional)
+    grown = kernels.resized_base_sizes(functional)
     if grown is not None and (geometry is None or _geometry_extent(*geometry) <= _extent(original)):
         grown = None
-    new_value = _C._fz_unwrap(functional, reapply_views)
+    new_value = kernels.unwrap(functional, reapply_views)
     # Written only under torch.no_grad() (an optimizer updating a parameter): so is the
     # write-back, as eager recorded nothing for the writes.
-    recorded = _C._fz_written_with_grad(functional)
+    recorded = kernels.written_with_grad(functional)
 
     def write_back() -> None:
         with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
@@ -214,12 +214,12 @@ def _write_back_whole(
     """`set_` pointed the input at another tensor's storage: the caller's tensor takes that
     tensor's value and geometry (resized to hold it) rather than sharing its storage, as
     torch.func.functionalize writes it back."""
-    new_value = _C._fz_unwrap(functional, reapply_views)
+    new_value = kernels.unwrap(functional, reapply_views)
     # The functional tensor answers with eager's layout (its value may be a compact copy).
     size, stride = list(functional.shape), list(functional.stride())
     if _geometry_repeats_memory((size, stride, 0)):
         stride = list(torch.empty(size, device="meta").stride())
-    recorded = _C._fz_written_with_grad(functional)
+    recorded = kernels.written_with_grad(functional)
 
     def write_back() -> None:
         with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
@@ -234,8 +234,8 @@ def _write_back_whole(
 
 
 def _unwrap(x: Any, reapply_views: bool) -> Any:
-    if isinstance(x, torch.Tensor) and _C._fz_is_functional(x):
-        return _C._fz_unwrap(x, reapply_views)
+    if isinstance(x, torch.Tensor) and kernels.is_functional(x):
+        return kernels.unwrap(x, reapply_views)
     return x
 
 
@@ -244,22 +244,22 @@ def _functionalized_subgraph(name: str, fn: Callable[..., Any], reapply_views: b
 
     def subgraph(*args: Any) -> Any:
         flat_args, spec = tree_flatten(args)
-        with _C._FunctionalizeRegion(reapply_views):
+        with kernels.Region(reapply_views):
             inputs = _Inputs(flat_args, reapply_views)
             out = fn(*tree_unflatten(inputs.wrapped, spec))
             for i, w in enumerate(inputs.wrapped):
                 if isinstance(w, torch.Tensor) and (
-                    _C._fz_mutated(w) or _metadata_change(flat_args[i], w) is not None
+                    kernels.mutated(w) or _metadata_change(flat_args[i], w) is not None
                 ):
                     raise RuntimeError(
                         f"fxinplace.functionalize: a subgraph of torch.ops.higher_order.{name} changes its "
                         f"operand {i} in place; writes to the operands of higher-order ops are not supported"
                     )
-            operands = {_C._fz_alias_group(w) for w in inputs.wrapped if isinstance(w, torch.Tensor)}
+            operands = {kernels.alias_group(w) for w in inputs.wrapped if isinstance(w, torch.Tensor)}
             for o in tree_flatten(out)[0]:
-                if isinstance(o, torch.Tensor) and _C._fz_is_functional(o):
+                if isinstance(o, torch.Tensor) and kernels.is_functional(o):
                     # as torch.cond checks when it compiles itself
-                    if not _C._fz_from_current_region(o) or _C._fz_alias_group(o) in operands:
+                    if not kernels.from_current_region(o) or kernels.alias_group(o) in operands:
                         raise RuntimeError(
                             f"fxinplace.functionalize: a subgraph of torch.ops.higher_order.{name} returns "
                             "an operand, a view of one or a tensor from outside it; higher-order ops do not "
@@ -271,11 +271,11 @@ def _functionalized_subgraph(name: str, fn: Callable[..., Any], reapply_views: b
 
 
 def _run_subgraph_higher_order_op(name: str, op: Any, *args: Any, **kwargs: Any) -> Any:
-    reapply_views = _C._fz_reapply_views()
+    reapply_views = kernels.reapply_views()
     groups = [
-        _C._fz_alias_group(a)
+        kernels.alias_group(a)
         for a in tree_flatten((args, kwargs))[0]
-        if isinstance(a, torch.Tensor) and _C._fz_is_functional(a)
+        if isinstance(a, torch.Tensor) and kernels.is_functional(a)
     ]
     if len(set(groups)) != len(groups):
         # as torch.cond checks when it compiles itself
@@ -293,7 +293,7 @@ def _run_subgraph_higher_order_op(name: str, op: Any, *args: Any, **kwargs: Any)
     )
     with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(_KEY)):
         out = op(*args, **kwargs)
-    return tree_map(lambda o: _C._fz_wrap(o) if isinstance(o, torch.Tensor) else o, out)
+    return tree_map(lambda o: kernels.wrap(o) if isinstance(o, torch.Tensor) else o, out)
 
 
 def _reject_higher_order_op(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -322,10 +322,10 @@ _HOST_READS = ("numpy", "tolist", "__array__")
 def _host_read(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def read(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        if not _C._fz_is_functional(self):
+        if not kernels.is_functional(self):
             return original(self, *args, **kwargs)
-        reapply = _C._fz_reapply_views() if _C._fz_region_active() else True
-        value = _C._fz_unwrap(self, reapply)  # its current value, every write applied
+        reapply = kernels.reapply_views() if kernels.region_active() else True
+        value = kernels.unwrap(self, reapply)  # its current value, every write applied
         try:
             return original(value, *args, **kwargs)
         except (RuntimeError, NotImplementedError, TypeError) as e:
@@ -370,14 +370,14 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
         # torch.cond and other higher-order ops compile themselves with dynamo
         # when run eagerly; dynamo cannot trace functional tensors, and our
         # kernels for those ops run them eagerly anyway.
-        with torch.compiler.set_stance("force_eager"), _C._FunctionalizeRegion(reapply_views):
+        with torch.compiler.set_stance("force_eager"), kernels.Region(reapply_views):
             inputs = _Inputs(flat_args, reapply_views)
             w_args, w_kwargs = tree_unflatten(inputs.wrapped, spec)
             out = func(*w_args, **w_kwargs)
             flat_out, out_spec = tree_flatten(out)
             unwrapped = [
-                _C._fz_unwrap(o, reapply_views)
-                if isinstance(o, torch.Tensor) and _C._fz_is_functional(o)
+                kernels.unwrap(o, reapply_views)
+                if isinstance(o, torch.Tensor) and kernels.is_functional(o)
                 else o
                 for o in flat_out
             ]

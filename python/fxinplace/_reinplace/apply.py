@@ -18,14 +18,14 @@ from fxinplace._reinplace.fx_edit import view_val
 from fxinplace._reinplace.inductor_policy import inductor_inplace_form, mark_clones_for_inductor
 from fxinplace._reinplace.op_info import op_info
 
-_INPLACE = _C.Action.INPLACE
-_SCATTER_TO_COPY = _C.Action.SCATTER_TO_COPY
+_INPLACE = _C.planner.Action.INPLACE
+_SCATTER_TO_COPY = _C.planner.Action.SCATTER_TO_COPY
 
 
 def apply_plan(
     gm: GraphModule,
     nodes: list[Node],
-    plan: _C.Plan,
+    plan: _C.planner.Plan,
     afv2_calls: dict[int, AFv2Call | AFv1Call],
     destinations: dict[int, list] | None = None,
     *,
@@ -98,12 +98,12 @@ def _final(i: int, replacement: dict[int, int | None]) -> int:
     return i
 
 
-def _write_into_another_operand(node: Node, target: Node, via: _C.Destination) -> None:
+def _write_into_another_operand(node: Node, target: Node, via: _C.planner.Destination) -> None:
     """`foo(a, b)` with `b` dead afterwards (and `a` not): `b.foo_(a)` for a commutative foo
     (SWAPPED), or `foo.out(a, b, out=b)` (OUT). Elementwise either way: each element of `b` is
     read before it is written, which out= and in-place kernels allow for exactly `b`'s elements."""
     info = op_info(node.target)
-    if via == _C.Destination.SWAPPED:
+    if via == _C.planner.Destination.SWAPPED:
         node.target = info.inplace
         node.args = (node.args[1], node.args[0])
     else:

@@ -26,7 +26,7 @@ from fxinplace._reinplace.op_info import op_info
 
 
 def inductor_facts(node: Node) -> list[tuple[Node, bool, bool, bool, bool, bool]]:
-    """What Inductor does with `node`, for `_C.GraphBuilder.compiler_facts`: a list of
+    """What Inductor does with `node`, for `_C.planner.GraphBuilder.compiler_facts`: a list of
     (node, realized, extern_kernel, inplace_form, lacks_inplace_lowering, opaque), empty
     when there is nothing to say.
 
@@ -83,7 +83,7 @@ def _view_chain_realized(node: Node) -> list[tuple[Node, bool, bool, bool, bool,
 
 
 def _is_view_op(target: torch._ops.OpOverload) -> bool:
-    return op_info(target).facts.view != _C.ViewKind.NONE
+    return op_info(target).facts.view != _C.planner.ViewKind.NONE
 
 
 def _runs_opaquely(node: Node) -> bool:
@@ -113,7 +113,7 @@ NO_INDUCTOR_CANDIDATES = (
 
 def has_inductor_candidates(gm: GraphModule) -> bool:
     """Whether any node could be written in place under the Inductor policy (the planner's
-    own test, `_C.inductor_may_write`, on each op; every `_foreach_*` and auto_functionalized)."""
+    own test, `_C.planner.inductor_may_write`, on each op; every `_foreach_*` and auto_functionalized)."""
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
@@ -138,7 +138,7 @@ def _op_facts(target: torch._ops.OpOverload) -> tuple[bool, bool, bool, bool, bo
     if hit is None:
         info = op_info(target)
         extern = _extern_in_place(target)
-        may_write = info.is_foreach or _C.inductor_may_write(info.facts, extern)
+        may_write = info.is_foreach or _C.planner.inductor_may_write(info.facts, extern)
         lacks = may_write and not extern and _lacks_inplace_lowering(target)
         facts = (extern, target in _inductor_inplace_forms(), info.is_scatter, may_write, lacks)
         hit = _OP_FACTS[id(target)] = (target, facts)

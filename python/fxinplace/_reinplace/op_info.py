@@ -1,4 +1,4 @@
-"""Operator facts for the Python side: the native `_C.op_facts` (everything the
+"""Operator facts for the Python side: the native `_C.planner.op_facts` (everything the
 planner asks of an operator lives there, in C++), plus the two answers that must
 be Python objects: the in-place overload `foo_` that replaces `foo`, and the view
 op a `*_scatter` inverts (for the view + copy_ rewrite)."""
@@ -15,7 +15,7 @@ from fxinplace import _C
 
 @dataclass(frozen=True, slots=True)
 class OpInfo:
-    facts: _C.OpFacts
+    facts: _C.planner.OpFacts
     inplace: torch._ops.OpOverload | None
     inverted_view: torch._ops.OpOverload | None
     # The facts the per-node loops read, copied out of `facts` once per operator:
@@ -54,9 +54,9 @@ def _overload(qualified_name: str, overload: str) -> torch._ops.OpOverload:
 
 def _read(target: torch._ops.OpOverload) -> OpInfo:
     schema = target._schema
-    facts = _C.op_facts(schema.name, schema.overload_name)
+    facts = _C.planner.op_facts(schema.name, schema.overload_name)
     inplace = _overload(schema.name + "_", facts.inplace_overload) if facts.has_inplace else None
-    inverted = _overload(*facts.inverted_view) if facts.scatter != _C.ScatterKind.NONE else None
+    inverted = _overload(*facts.inverted_view) if facts.scatter != _C.planner.ScatterKind.NONE else None
     out = _overload(schema.name, facts.out_overload) if facts.has_out else None
     return OpInfo(
         facts,
@@ -64,12 +64,12 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         inverted,
         mutates=facts.mutates,
         passes_its_input_through=facts.mutates or facts.returns_its_input,
-        result_is_fresh=facts.view == _C.ViewKind.NONE and not facts.aliases_without_annotation,
-        single_view=facts.view == _C.ViewKind.SINGLE and not facts.returns_its_input,
+        result_is_fresh=facts.view == _C.planner.ViewKind.NONE and not facts.aliases_without_annotation,
+        single_view=facts.view == _C.planner.ViewKind.SINGLE and not facts.returns_its_input,
         first_arg_name=facts.first_arg_name,
         self_is_tensor=facts.self_is_tensor,
         scatter=facts.scatter,
-        is_scatter=facts.scatter != _C.ScatterKind.NONE,
+        is_scatter=facts.scatter != _C.planner.ScatterKind.NONE,
         is_foreach=facts.self_is_tensor_list and facts.has_inplace,
         commutative=facts.commutative,
         out=out,

@@ -1,4 +1,4 @@
-"""Read an fx.Graph, with the values `metadata.propagate` found, into `_C.GraphBuilder`:
+"""Read an fx.Graph, with the values `metadata.propagate` found, into `_C.planner.GraphBuilder`:
 one builder call per node, node references by position. Every decision is the planner's;
 this only says what each node is and which memory each of its tensors occupies."""
 
@@ -27,7 +27,7 @@ UNSET = -(2**63)  # a slice bound left out (the planner's ScatterSpec::kUnset)
 
 @dataclass
 class GraphReading:
-    builder: _C.GraphBuilder
+    builder: _C.planner.GraphBuilder
     nodes: list[Node]
     # auto_functionalized(_v2) nodes, decoded once, for applying the plan
     afv2_calls: dict[int, AFv2Call | AFv1Call]
@@ -52,7 +52,7 @@ def read_graph(
     storages = _Storages(metadata.same_storage)
     symbols = Symbols()
     values = _Values(env, storages, symbols)
-    b = _C.GraphBuilder()
+    b = _C.planner.GraphBuilder()
     afv2_calls: dict[int, AFv2Call | AFv1Call] = {}
     destinations: dict[int, list[tuple[Node, Any]]] | None = {} if with_destinations else None
     for i, node in enumerate(nodes):
@@ -230,13 +230,13 @@ def _other_destinations(info: Any, node: Node, self_node: Any) -> list[tuple[Nod
     args = node.args
     if info.commutative and len(args) == 2 and not node.kwargs and isinstance(args[1], Node):
         if args[1] is not self_node:
-            found.append((args[1], _C.Destination.SWAPPED))
+            found.append((args[1], _C.planner.Destination.SWAPPED))
     if info.out is not None and info.out_arg_name not in node.kwargs:
         seen = {n for n, _ in found}
         for a in args:
             if isinstance(a, Node) and a not in seen and (a is not self_node or not info.facts.has_inplace):
                 seen.add(a)
-                found.append((a, _C.Destination.OUT))
+                found.append((a, _C.planner.Destination.OUT))
     return found
 
 
@@ -300,7 +300,7 @@ def _dtype_code(t: torch.Tensor, traced: Any) -> int:
         code = _DTYPE_CODES[t.dtype] = len(_DTYPE_CODES)
     conj = t.is_conj() or (isinstance(traced, torch.Tensor) and traced.is_conj())
     neg = t.is_neg() or (isinstance(traced, torch.Tensor) and traced.is_neg())
-    return code | (_C.CONJ_BIT if conj else 0) | (_C.NEG_BIT if neg else 0)
+    return code | (_C.planner.CONJ_BIT if conj else 0) | (_C.planner.NEG_BIT if neg else 0)
 
 
 def _tensor_leaves(value: Any, out: list) -> list:
@@ -395,11 +395,11 @@ def _scatter_args(kind: Any, node: Node) -> tuple | None:
     schema order; None when one is only known at run time (a SymInt)."""
     b = _bind(node.target, node)
     try:
-        if kind == _C.ScatterKind.SELECT:
+        if kind == _C.planner.ScatterKind.SELECT:
             ints, sizes, strides = [b["dim"], b["index"]], [], []
-        elif kind == _C.ScatterKind.SLICE:
+        elif kind == _C.planner.ScatterKind.SLICE:
             ints, sizes, strides = [b["dim"], b.get("start"), b.get("end"), b["step"]], [], []
-        elif kind == _C.ScatterKind.DIAGONAL:
+        elif kind == _C.planner.ScatterKind.DIAGONAL:
             ints, sizes, strides = [b["offset"], b["dim1"], b["dim2"]], [], []
         else:
             ints, sizes, strides = [b.get("storage_offset")], list(b["size"]), list(b["stride"])

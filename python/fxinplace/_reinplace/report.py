@@ -46,7 +46,7 @@ class ReinplaceReport:
     def _decision(self, i: int) -> Decision:
         d = self._plan.decision(i)
         culprit = self._names[d.culprit] if d.culprit is not None else None
-        reason = "done" if d.reason == _C.Reason.DONE else d.reason.text
+        reason = "done" if d.reason == _C.planner.Reason.DONE else d.reason.text
         if d.slots:
             reason = self._explain_bases(i, d)
         return Decision(self._names[i], d.action.label, reason, d.reason.code, culprit)
@@ -69,15 +69,15 @@ class ReinplaceReport:
 
     @property
     def num_reinplaced(self) -> int:
-        return self._plan.count(_C.Action.INPLACE) if self._plan is not None else 0
+        return self._plan.count(_C.planner.Action.INPLACE) if self._plan is not None else 0
 
     @property
     def num_scatters_removed(self) -> int:
-        return self._plan.count(_C.Action.REMOVE_SCATTER) if self._plan is not None else 0
+        return self._plan.count(_C.planner.Action.REMOVE_SCATTER) if self._plan is not None else 0
 
     @property
     def num_scatters_to_copy(self) -> int:
-        return self._plan.count(_C.Action.SCATTER_TO_COPY) if self._plan is not None else 0
+        return self._plan.count(_C.planner.Action.SCATTER_TO_COPY) if self._plan is not None else 0
 
     def explain(self, *, include_non_candidates: bool = False) -> str:
         if self.nothing_to_plan is not None:

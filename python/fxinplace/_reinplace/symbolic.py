@@ -1,6 +1,6 @@
 """Tensor geometry as the planner reads it: sizes, strides and offset, where a
 symbolic value (a SymInt of a dynamic-shape or data-dependent trace) is a
-`_C.Symbol` known only by identity, plus what can be proven about it without
+`_C.planner.Symbol` known only by identity, plus what can be proven about it without
 adding guards (whether it is dense, and in which dim order)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from fxinplace import _C
 
 
 class Symbols:
-    """Symbolic sizes, strides and offsets as `_C.Symbol`s: one per distinct
+    """Symbolic sizes, strides and offsets as `_C.planner.Symbol`s: one per distinct
     expression, so equal expressions compare equal in the planner and nothing
     else is assumed of them. A SymInt that is a known constant stays an int."""
 
@@ -35,7 +35,7 @@ class Symbols:
         key = v.node.expr
         found = self.ids.get(key)
         if found is None:
-            found = self.ids[key] = _C.Symbol(len(self.ids))
+            found = self.ids[key] = _C.planner.Symbol(len(self.ids))
         return found
 
     def geometry(self, t: torch.Tensor, offset: Any) -> tuple:
