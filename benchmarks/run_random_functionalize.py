@@ -3,7 +3,7 @@
     python benchmarks/run_random_functionalize.py --count 2000 --start 0
 
 For every seed and both ``remove`` modes, the program from
-``fxinplace.testing.program_gen.generate(seed)`` goes through
+``fxinplace.testing.stock_programs.generate(seed)`` goes through
 ``fxinplace.testing.functionalize_differential.check_functionalize`` (what
 ``test/python/test_functionalize_random.py`` does per seed): eager outputs and
 input mutations, no mutating op but the trailing write-backs in the ``make_fx``
@@ -24,7 +24,7 @@ from fxinplace.testing.functionalize_differential import (
     check_functionalize,
     format_problems,
 )
-from fxinplace.testing.program_gen import generate
+from fxinplace.testing.stock_programs import generate
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,11 +3,11 @@
     python benchmarks/run_random_programs.py --count 10000 --start 0
     python benchmarks/run_random_programs.py --count 2000 --native stock   # self-check
 
-For every seed, ``fxinplace.testing.program_gen.generate(seed)`` builds a small
-program and ``fxinplace.testing.reinplace_differential.check_program`` compares the native pass against
-eager and against the stock pass (exactly what ``test/python/test_random_programs.py``
-does per seed). Prints progress every 500 programs and a summary; exits
-non-zero if the native pass ever disagrees with eager, if its code differs from
+For every seed, ``fxinplace.testing.stock_programs.generate(seed)`` gives a program the
+stock implementations get right, and ``fxinplace.testing.reinplace_differential.check_program``
+compares the native pass against eager and against the stock pass (exactly what
+``test/python/test_random_programs.py`` does per seed). Prints progress every 500 programs
+and a summary; exits non-zero if the native pass ever disagrees with eager, if its code differs from
 the stock pass's where the stock pass is sound, or if a program could not be
 checked at all (a generator or harness failure).
 
@@ -37,7 +37,7 @@ except ImportError:  # not installed: use the source tree
 
 from fxinplace.testing import reinplace_differential as differential  # noqa: E402
 from fxinplace.testing.oracle import format_exc  # noqa: E402
-from fxinplace.testing.program_gen import generate  # noqa: E402
+from fxinplace.testing.stock_programs import generate  # noqa: E402
 
 # Problems reported by check_program that are about the program itself (the
 # un-reinplaced functionalized graph disagrees with eager), not about a pass.
@@ -58,11 +58,11 @@ class Result:
 
 
 _NATIVE: Callable[..., Any] | None = None
-_MAX_OPS = 12
+_MAX_STMTS = 10
 
 
-def _init_worker(native: str, max_ops: int) -> None:
-    global _NATIVE, _MAX_OPS
+def _init_worker(native: str, max_stmts: int) -> None:
+    global _NATIVE, _MAX_STMTS
     # The stock pass tries view replays that fail by design; FakeTensor logs
     # each failure at ERROR level (same as test/python/conftest.py).
     logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
@@ -72,14 +72,14 @@ def _init_worker(native: str, max_ops: int) -> None:
         import fxinplace
 
         _NATIVE = fxinplace.reinplace
-    _MAX_OPS = max_ops
+    _MAX_STMTS = max_stmts
 
 
 def _check_seed(seed: int) -> Result:
     t0 = time.perf_counter()
     res = Result(seed=seed)
     try:
-        program = generate(seed, max_ops=_MAX_OPS)
+        program = generate(seed, max_stmts=_MAX_STMTS)
         outcome = differential.check_program(
             program.fn, program.make_args, name=f"seed {seed}", native=_NATIVE
         )
@@ -98,17 +98,17 @@ def _check_seed(seed: int) -> Result:
     return res
 
 
-def _run(seeds: range, native: str, jobs: int, max_ops: int) -> Iterator[Result]:
+def _run(seeds: range, native: str, jobs: int, max_stmts: int) -> Iterator[Result]:
     if jobs <= 1:
-        _init_worker(native, max_ops)
+        _init_worker(native, max_stmts)
         yield from map(_check_seed, seeds)
         return
     ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(native, max_ops)) as pool:
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(native, max_stmts)) as pool:
         yield from pool.imap(_check_seed, seeds, chunksize=4)
 
 
-def _print_examples(title: str, results: list[Result], show: int, max_ops: int) -> None:
+def _print_examples(title: str, results: list[Result], show: int, max_stmts: int) -> None:
     if not results:
         return
     seeds = [r.seed for r in results]
@@ -121,7 +121,7 @@ def _print_examples(title: str, results: list[Result], show: int, max_ops: int) 
         if not r.problems and r.stock_problems:
             for p in r.stock_problems[:2]:
                 print("  stock problem: " + _clip(p))
-        print(generate(r.seed, max_ops=max_ops).source.rstrip())
+        print(generate(r.seed, max_stmts=max_stmts).source.rstrip())
 
 
 def _clip(text: str, limit: int = 1500) -> str:
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         help="pass under test: fxinplace.reinplace (default) or the stock pass as a stand-in",
     )
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    ap.add_argument("--max-ops", type=int, default=12, help="generator max_ops (default 12)")
+    ap.add_argument("--max-ops", type=int, default=12, help="generator max_stmts (default 12)")
     ap.add_argument("--show", type=int, default=3, help="programs printed per failure category")
     ap.add_argument("--progress", type=int, default=500, help="print progress every N programs")
     args = ap.parse_args(argv)
@@ -148,12 +148,12 @@ def main(argv: list[str] | None = None) -> int:
     seeds = range(args.start, args.start + args.count)
     print(
         f"checking {len(seeds)} programs (seeds {seeds.start}..{seeds.stop - 1}), "
-        f"native={args.native}, jobs={args.jobs}, max_ops={args.max_ops}",
+        f"native={args.native}, jobs={args.jobs}, max_stmts={args.max_stmts}",
         flush=True,
     )
     t0 = time.perf_counter()
     results: list[Result] = []
-    for res in _run(seeds, args.native, args.jobs, args.max_ops):
+    for res in _run(seeds, args.native, args.jobs, args.max_stmts):
         results.append(res)
         n = len(results)
         if args.progress > 0 and (n % args.progress == 0 or n == len(seeds)):
@@ -196,11 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     for kind, seeds_of_kind in sorted(kinds.items()):
         print(f"    {len(seeds_of_kind):5d}  {kind}  (e.g. seeds {', '.join(map(str, seeds_of_kind[:5]))})")
 
-    _print_examples("INVALID PROGRAMS", invalid, args.show, args.max_ops)
-    _print_examples("NATIVE MISMATCHES VS EAGER", native_bad, args.show, args.max_ops)
-    _print_examples("CODE MISMATCHES WHERE STOCK IS SOUND", code_diff, args.show, args.max_ops)
+    _print_examples("INVALID PROGRAMS", invalid, args.show, args.max_stmts)
+    _print_examples("NATIVE MISMATCHES VS EAGER", native_bad, args.show, args.max_stmts)
+    _print_examples("CODE MISMATCHES WHERE STOCK IS SOUND", code_diff, args.show, args.max_stmts)
     if args.native == "fxinplace":
-        _print_examples("stock unsound (informational)", stock_unsound, min(args.show, 1), args.max_ops)
+        _print_examples("stock unsound (informational)", stock_unsound, min(args.show, 1), args.max_stmts)
     else:
         seeds_txt = ", ".join(str(r.seed) for r in stock_unsound[:50])
         print(f"\nstock unsound seeds: {seeds_txt}{' ...' if len(stock_unsound) > 50 else ''}")

@@ -5,9 +5,9 @@
     f, make_args = p.fn, p.make_args
     f(*make_args(p.sizes[0]))
 
-Unlike ``program_gen`` (whose programs only include what ``torch.func.functionalize``
-already gets right), nothing here is filtered through the implementations under test:
-a program is kept because *eager* PyTorch gives it one meaning, at both sizes.
+Nothing here is filtered through the implementations under test: a program is kept
+because *eager* PyTorch gives it one meaning, at both sizes (``stock_programs`` draws from
+these the ones the stock implementations get right, for comparing with their exact output).
 
 * **Shape-polymorphic**: every input size is ``n``-based or a small constant, and every
   statement is executed at both ``sizes`` while the program is built and kept only if it
