@@ -4,10 +4,10 @@
     python benchmarks/bench_compile.py --inductor           # and inductor, for reference (slow)
     python benchmarks/bench_compile.py --programs cache_update_32mib gpt2_train
 
-For each program of ``fxinplace.testing.compile_programs`` and each backend, in one process
+For each program of ``fxinplace.testing.harness.compile_programs`` and each backend, in one process
 on fresh, equal state: two warm-up steps (compiling both input sizes), then one measured
 step: the peak of bytes live during the step, the bytes allocated and the number of
-allocations (``fxinplace.testing.memory``: the profiler's allocation records), and the
+allocations (``fxinplace.testing.harness.memory``: the profiler's allocation records), and the
 step time (median of --repeat steps). For fxinplace, the time of the pass itself against
 AOTAutograd's own time (its tracing and partitioning, the pass excluded). Every compiled
 step is checked against eager (values of outputs, gradients, buffers, optimizer state).
@@ -34,8 +34,8 @@ from typing import Any
 import torch
 
 import fxinplace.compile as fx_compile
-from fxinplace.testing.compile_programs import PROGRAMS, CompileProgram
-from fxinplace.testing.memory import MemoryStats, measure
+from fxinplace.testing.harness.compile_programs import PROGRAMS, CompileProgram
+from fxinplace.testing.harness.memory import MemoryStats, measure
 from fxinplace.testing.tables import markdown_table
 
 OUT = Path(__file__).resolve().parent / "compile_results.md"

@@ -55,8 +55,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from tqdm import tqdm
 
 import fxinplace
-from fxinplace.testing.compare import TimeLimitExceeded, time_limit
-from fxinplace.testing.oracle import value_difference
+from fxinplace.testing.harness.compare import TimeLimitExceeded, time_limit
+from fxinplace.testing.harness.oracle import value_difference
 from fxinplace.testing.tables import fmt_seconds, markdown_table
 
 REMOVE_CHOICES = ("mutations", "mutations_and_views")

@@ -52,7 +52,12 @@ def _best(fn: Any, repeat: int) -> float:
 def offline(graphs: list[Any], repeat: int) -> dict[str, Any]:
     """Both passes on copies of each captured graph: seconds (summed over the graphs,
     best of `repeat` each) and rewrites."""
-    from fxinplace.testing.inductor_parity import in_place_writes, run_native_pass, run_stock_pass, updater
+    from fxinplace.testing.harness.inductor_parity import (
+        in_place_writes,
+        run_native_pass,
+        run_stock_pass,
+        updater,
+    )
 
     totals = {"nodes": 0, "stock_s": 0.0, "native_s": 0.0, "stock_writes": 0, "native_writes": 0}
     worst_ratio = float("inf")
@@ -86,8 +91,8 @@ def one_compile(name: str, hook: bool, repeat: int) -> dict[str, Any]:
     the hook, also both passes offline on copies of the graphs that reached the slot."""
     import torch
 
-    from fxinplace.testing.compile_programs import program
-    from fxinplace.testing.inductor_parity import compile_and_run
+    from fxinplace.testing.harness.compile_programs import program
+    from fxinplace.testing.harness.inductor_parity import compile_and_run
 
     warm = torch.compile(lambda x: x.sin() + 1)  # imports and first-compile costs, not measured
     warm(torch.randn(4))
@@ -127,7 +132,7 @@ def model_rows(names: list[str], repeat: int) -> list[dict[str, Any]]:
 
 def big_rows(chain: int, scatter: int, layers: int, repeat: int) -> list[dict[str, Any]]:
     from fxinplace.testing import graphs
-    from fxinplace.testing.inductor_parity import SlotGraph, capture_slot_graphs
+    from fxinplace.testing.harness.inductor_parity import SlotGraph, capture_slot_graphs
 
     def slot_graph(built: Any) -> SlotGraph:
         """Values of one fake mode, as a compile's graphs have (make_fx's real-mode trace

@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 
 from fxinplace.testing import graphs
-from fxinplace.testing.compare import Comparison, compare, quiet_stock_logs
+from fxinplace.testing.harness.compare import Comparison, compare, quiet_stock_logs
 from fxinplace.testing.tables import (
     fmt_count,
     fmt_match,

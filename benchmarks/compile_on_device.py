@@ -23,9 +23,9 @@ import torch  # noqa: E402
 
 import fxinplace  # noqa: E402, F401 - registers the backend
 import fxinplace.inductor  # noqa: E402
-from fxinplace.testing.compile_pipelines import COMPILE_PIPELINES, check_compiled, compile_failures  # noqa: E402
-from fxinplace.testing.on_device import ProgramOnDevice, default_device  # noqa: E402
-from fxinplace.testing.random_programs import RandomProgram  # noqa: E402
+from fxinplace.testing.harness.compile_pipelines import COMPILE_PIPELINES, check_compiled, compile_failures  # noqa: E402
+from fxinplace.testing.harness.on_device import ProgramOnDevice, default_device  # noqa: E402
+from fxinplace.testing.random.programs import RandomProgram  # noqa: E402
 
 
 def _issue15_cases(device: str) -> list[tuple[str, object, object]]:

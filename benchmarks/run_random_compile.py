@@ -5,7 +5,7 @@
     python benchmarks/run_random_compile.py --count 100 --path backend --backend broken  # self-check
     python benchmarks/run_random_compile.py --count 500 --path hook --device cuda --no-families
 
-For every seed, ``fxinplace.testing.compile_pipelines.program_for(seed)`` (the random
+For every seed, ``fxinplace.testing.harness.compile_pipelines.program_for(seed)`` (the random
 generator's program, without lines eager rejects) runs through
 
 * the **backend** path: ``torch.compile(f, backend="fxinplace", options={"check": True})``,
@@ -16,7 +16,7 @@ generator's program, without lines eager rejects) runs through
 each also at ``dynamic=True`` (compiled at the first size, called at the second) for every
 ``--dynamic-every``-th seed. Then (unless ``--no-families``) the optimizers of ``torch.optim``
 with ``foreach=True`` and activation checkpointing run through the same paths
-(``fxinplace.testing.compile_families``).
+(``fxinplace.testing.harness.compile_families``).
 
 Prints, per pipeline: programs, ok, wrong results attributed to fxinplace, internal errors,
 clear errors, torch findings (the compiler wrong or raising without fxinplace: listed, not
@@ -40,14 +40,14 @@ try:
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
-from fxinplace.testing.campaign import FAILURE_KINDS, Campaign, progress_printer, run_seeds  # noqa: E402
-from fxinplace.testing.compile_families import CHECKPOINTS, OPTIMIZERS, check_family_case  # noqa: E402
-from fxinplace.testing.compile_pipelines import check_seed, minimized, program_for  # noqa: E402
-from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE, SKIPPED  # noqa: E402
+from fxinplace.testing.harness.campaign import FAILURE_KINDS, Campaign, progress_printer, run_seeds  # noqa: E402
+from fxinplace.testing.harness.compile_families import CHECKPOINTS, OPTIMIZERS, check_family_case  # noqa: E402
+from fxinplace.testing.harness.compile_pipelines import check_seed, minimized, program_for  # noqa: E402
+from fxinplace.testing.harness.pipelines import CLEAR, LIMITATION, NOTE, SKIPPED  # noqa: E402
 
 
 def _programs(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
-    from fxinplace.testing.broken_passes import broken_compile_backend
+    from fxinplace.testing.harness.broken_passes import broken_compile_backend
 
     backend = broken_compile_backend() if args.backend == "broken" else None
     check = functools.partial(

@@ -3,8 +3,8 @@
     python benchmarks/run_random_functionalize.py --count 2000 --start 0
 
 For every seed and both ``remove`` modes, the program from
-``fxinplace.testing.stock_programs.generate(seed)`` goes through
-``fxinplace.testing.functionalize_differential.check_functionalize`` (what
+``fxinplace.testing.random.stock_programs.generate(seed)`` goes through
+``fxinplace.testing.harness.functionalize_differential.check_functionalize`` (what
 ``test/python/test_functionalize_random.py`` does per seed): eager outputs and
 input mutations, no mutating op but the trailing write-backs in the ``make_fx``
 graph (real and fake tracing), no view op with ``mutations_and_views``, and the
@@ -18,13 +18,13 @@ import sys
 import time
 
 import fxinplace
-from fxinplace.testing.functionalize_differential import (
+from fxinplace.testing.harness.functionalize_differential import (
     REMOVE_MODES,
     FunctionalizeCase,
     check_functionalize,
     format_problems,
 )
-from fxinplace.testing.stock_programs import generate
+from fxinplace.testing.random.stock_programs import generate
 
 
 def main(argv: list[str] | None = None) -> int:

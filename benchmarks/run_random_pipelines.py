@@ -4,8 +4,8 @@
     python benchmarks/run_random_pipelines.py --count 500 --minimize          # with minimal repros
     python benchmarks/run_random_pipelines.py --count 200 --reinplace broken  # self-check
 
-For every seed, ``fxinplace.testing.random_programs.generate(seed)`` builds a program and
-``fxinplace.testing.pipelines.check_program`` runs it through every pipeline (eager
+For every seed, ``fxinplace.testing.random.programs.generate(seed)`` builds a program and
+``fxinplace.testing.harness.pipelines.check_program`` runs it through every pipeline (eager
 ``fxinplace.functionalize``; ``torch.func.functionalize`` / ``fxinplace.functionalize`` traced
 by ``make_fx``, with and without dead-code elimination, ``remove="mutations_and_views"``,
 real and symbolic tracing; each re-inplaced and compared with its oracle; some graphs also
@@ -13,10 +13,10 @@ re-inplaced with ``policy="compile"`` and ``policy="inductor"``). Prints the
 per-pipeline totals, the generator's feature coverage, the failures per pipeline and
 per signature (with the smallest seed; ``--minimize`` adds a minimised program for each
 signature), then clear errors, torch limitations and notes. Failures listed in
-``fxinplace.testing.random_pipelines_known`` are marked "known". Exits non-zero on any
+``fxinplace.testing.random.known_failures`` are marked "known". Exits non-zero on any
 failure that is not known.
 
-``--reinplace broken`` swaps in ``fxinplace.testing.broken_passes.inplace_first_candidate``
+``--reinplace broken`` swaps in ``fxinplace.testing.harness.broken_passes.inplace_first_candidate``
 (re-inplaces one op without checking): the run must report wrong results, or the
 generator and harness are blind.
 """
@@ -35,11 +35,11 @@ try:
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
-from fxinplace.testing.broken_passes import inplace_first_candidate  # noqa: E402
-from fxinplace.testing.campaign import FAILURE_KINDS, minimized_source, progress_printer, run_seeds  # noqa: E402
-from fxinplace.testing.pipelines import CLEAR, LIMITATION, NOTE  # noqa: E402
-from fxinplace.testing.random_pipelines_known import known_issue  # noqa: E402
-from fxinplace.testing.random_programs import generate  # noqa: E402
+from fxinplace.testing.harness.broken_passes import inplace_first_candidate  # noqa: E402
+from fxinplace.testing.harness.campaign import FAILURE_KINDS, minimized_source, progress_printer, run_seeds  # noqa: E402
+from fxinplace.testing.harness.pipelines import CLEAR, LIMITATION, NOTE  # noqa: E402
+from fxinplace.testing.random.known_failures import known_issue  # noqa: E402
+from fxinplace.testing.random.programs import generate  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

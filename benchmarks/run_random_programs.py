@@ -3,8 +3,8 @@
     python benchmarks/run_random_programs.py --count 10000 --start 0
     python benchmarks/run_random_programs.py --count 2000 --native stock   # self-check
 
-For every seed, ``fxinplace.testing.stock_programs.generate(seed)`` gives a program the
-stock implementations get right, and ``fxinplace.testing.reinplace_differential.check_program``
+For every seed, ``fxinplace.testing.random.stock_programs.generate(seed)`` gives a program the
+stock implementations get right, and ``fxinplace.testing.harness.reinplace_differential.check_program``
 compares the native pass against eager and against the stock pass (exactly what
 ``test/python/test_random_programs.py`` does per seed). Prints progress every 500 programs
 and a summary; exits non-zero if the native pass ever disagrees with eager, if its code differs from
@@ -35,9 +35,9 @@ try:
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
-from fxinplace.testing import reinplace_differential as differential  # noqa: E402
-from fxinplace.testing.oracle import format_exc  # noqa: E402
-from fxinplace.testing.stock_programs import generate  # noqa: E402
+from fxinplace.testing.harness import reinplace_differential as differential  # noqa: E402
+from fxinplace.testing.harness.oracle import format_exc  # noqa: E402
+from fxinplace.testing.random.stock_programs import generate  # noqa: E402
 
 # Problems reported by check_program that are about the program itself (the
 # un-reinplaced functionalized graph disagrees with eager), not about a pass.

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from fxinplace.testing import sources
-from fxinplace.testing.compare import compare
+from fxinplace.testing.harness.compare import compare
 from fxinplace.testing.tables import (
     fmt_count,
     fmt_match,

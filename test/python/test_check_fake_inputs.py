@@ -16,7 +16,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, Stateles
 import fxinplace
 import fxinplace.compile as fx_compile
 from fxinplace._checker import copy_functional
-from fxinplace.testing.compile_programs import program
+from fxinplace.testing.harness.compile_programs import program
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -16,7 +16,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 import fxinplace
 from fxinplace._checker import copy_functional
 from fxinplace._reinplace.apply import _foreach_in_place
-from fxinplace.testing.compile_programs import program
+from fxinplace.testing.harness.compile_programs import program
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

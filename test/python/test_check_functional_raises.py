@@ -12,8 +12,8 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
-from fxinplace.testing.pipelines import CLEAR, INTERNAL, PIPELINES, check_program
-from fxinplace.testing.random_programs import RandomProgram
+from fxinplace.testing.harness.pipelines import CLEAR, INTERNAL, PIPELINES, check_program
+from fxinplace.testing.random.programs import RandomProgram
 
 
 def _index_past_the_end(x):

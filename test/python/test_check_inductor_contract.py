@@ -26,7 +26,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace._checker import copy_functional
-from fxinplace.testing.inductor_parity import capture_slot_graphs
+from fxinplace.testing.harness.inductor_parity import capture_slot_graphs
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 aten = torch.ops.aten

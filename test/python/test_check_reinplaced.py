@@ -15,7 +15,7 @@ from torch.fx.passes.reinplace import reinplace as stock_reinplace
 
 import fxinplace
 from fxinplace._checker import copy_functional
-from fxinplace.testing.afv2 import ADD_ONE, AFV2, add_one_, trace, trace_direct
+from fxinplace.testing.harness.afv2 import ADD_ONE, AFV2, add_one_, trace, trace_direct
 
 aten = torch.ops.aten
 

@@ -19,7 +19,7 @@ from functorch.compile import make_boxed_func
 
 import fxinplace
 import fxinplace.compile as fx_compile
-from fxinplace.testing.compile_programs import PROGRAMS, CacheUpdate, program
+from fxinplace.testing.harness.compile_programs import PROGRAMS, CacheUpdate, program
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

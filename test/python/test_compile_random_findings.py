@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import pytest
 
-from fxinplace.testing.compile_pipelines import COMPILE_PIPELINES, check_compiled, compile_failures
-from fxinplace.testing.random_programs import RandomProgram
+from fxinplace.testing.harness.compile_pipelines import COMPILE_PIPELINES, check_compiled, compile_failures
+from fxinplace.testing.random.programs import RandomProgram
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -21,8 +21,8 @@ import torch
 from issue15_programs import f1, f2, f3, f4
 
 from fxinplace.compile import make_backend
-from fxinplace.testing.inductor_parity import compile_and_run
-from fxinplace.testing.memory import measure
+from fxinplace.testing.harness.inductor_parity import compile_and_run
+from fxinplace.testing.harness.memory import measure
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

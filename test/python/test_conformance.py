@@ -3,7 +3,7 @@
 For every program of the corpus (``corpus/reinplace/``) the native pass must agree with
 eager (outputs, input post-state, no new input/output or output/output aliasing) and,
 wherever the stock pass is sound, generate exactly the stock pass's ``gm.code``
-(``fxinplace.testing.reinplace_differential``). The harness itself must flag broken
+(``fxinplace.testing.harness.reinplace_differential``). The harness itself must flag broken
 passes.
 """
 
@@ -14,8 +14,8 @@ import torch
 from corpus.reinplace import PROGRAMS, Program
 
 import fxinplace
-from fxinplace.testing.broken_passes import inplace_first_candidate
-from fxinplace.testing.reinplace_differential import assert_ok, check_case, expectation_problems
+from fxinplace.testing.harness.broken_passes import inplace_first_candidate
+from fxinplace.testing.harness.reinplace_differential import assert_ok, check_case, expectation_problems
 
 # The pass under test. Swap for torch.fx.passes.reinplace.reinplace to self-check
 # the corpus and harness against the stock pass (or run `python -m corpus.reinplace`).

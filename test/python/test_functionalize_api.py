@@ -131,7 +131,7 @@ def _set_to_a_transposed_view(x):
 def test_set_to_a_tensor(fn) -> None:
     # Issue 16: set_(tensor) was refused; torch.func.functionalize handles it. The input
     # takes the value (and shape) it ends with, as torch.func writes it back.
-    from fxinplace.testing.functionalize_differential import eager_parity_problems
+    from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
 
     problems = eager_parity_problems(fn, lambda: (torch.arange(3.0),), tracing_modes=("real",))
     assert not problems, "\n".join(problems)

@@ -1,7 +1,7 @@
 """Differential tests of ``fxinplace.functionalize`` on the hand-written corpus.
 
 Every case of the corpus (``corpus/functionalize/``) runs in both ``remove`` modes
-through ``fxinplace.testing.functionalize_differential.check_functionalize`` (eager vs the
+through ``fxinplace.testing.harness.functionalize_differential.check_functionalize`` (eager vs the
 implementation, eagerly and traced with ``make_fx`` in "real" and "fake" mode,
 plus ``torch.func.functionalize`` as an oracle).
 
@@ -18,7 +18,7 @@ from corpus.functionalize import PROGRAMS, case_by_name
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace  # noqa: F401 - the package under test (fxinplace.functionalize)
-from fxinplace.testing.functionalize_differential import (
+from fxinplace.testing.harness.functionalize_differential import (
     IMPL,
     IMPL_NAME,
     REMOVE_MODES,

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import fxinplace
-from fxinplace.testing.functionalize_differential import eager_parity_problems
+from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
 
 
 @torch.library.custom_op("fxinplace_view_test::add_one_", mutates_args={"x"})

@@ -15,7 +15,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace import _C
-from fxinplace.testing.functionalize_differential import eager_parity_problems
+from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
 
 
 def _check(fn, make_args) -> None:

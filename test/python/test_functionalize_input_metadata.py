@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import fxinplace
-from fxinplace.testing.functionalize_differential import eager_parity_problems
+from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # eager's out= resize warning
 

@@ -1,6 +1,6 @@
 """Differential tests of ``fxinplace.functionalize`` on randomly generated programs.
 
-Each seed is a program from ``fxinplace.testing.stock_programs.generate`` (the independent
+Each seed is a program from ``fxinplace.testing.random.stock_programs.generate`` (the independent
 generator's programs on which ``torch.func.functionalize`` already agrees with eager: views and
 in-place ops on views, bases, intermediates and inputs, inputs aliasing each other, all dtypes,
 aliased returns), checked in both ``remove`` modes by
@@ -17,7 +17,7 @@ import os
 
 import pytest
 
-from fxinplace.testing.functionalize_differential import (
+from fxinplace.testing.harness.functionalize_differential import (
     IMPL,
     IMPL_NAME,
     REMOVE_MODES,
@@ -25,7 +25,7 @@ from fxinplace.testing.functionalize_differential import (
     check_functionalize,
     format_problems,
 )
-from fxinplace.testing.stock_programs import StockProgram, generate
+from fxinplace.testing.random.stock_programs import StockProgram, generate
 
 GEN_COUNT = int(os.environ.get("FXINPLACE_FUNCTIONALIZE_GEN_COUNT", "60"))
 

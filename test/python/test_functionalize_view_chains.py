@@ -13,7 +13,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
-from fxinplace.testing.functionalize_differential import eager_parity_problems
+from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
 
 
 def _check(fn, make_args, **kwargs) -> None:

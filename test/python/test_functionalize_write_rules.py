@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import fxinplace
-from fxinplace.testing.functionalize_differential import eager_parity_problems
+from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
 
 # Resizing a non-empty out= argument warns (deprecated) in eager.
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

@@ -44,7 +44,7 @@ def _worker(rank: int, port: int, errors) -> None:
     try:
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
         dist.init_process_group("gloo", rank=rank, world_size=2)
-        from fxinplace.testing.inductor_parity import compile_and_run
+        from fxinplace.testing.harness.inductor_parity import compile_and_run
 
         programs = ((of_intermediate, True), (of_input, False), (coalesced_of_intermediates, True))
         for fn, expect_write in programs:

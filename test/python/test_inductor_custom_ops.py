@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch._inductor import config as inductor_config
 
-from fxinplace.testing.inductor_parity import compile_and_run
+from fxinplace.testing.harness.inductor_parity import compile_and_run
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -17,7 +17,7 @@ from torch._inductor import config as inductor_config
 from torch._inductor.fx_passes import post_grad
 
 import fxinplace.inductor as fi
-from fxinplace.testing.inductor_parity import compile_and_run
+from fxinplace.testing.harness.inductor_parity import compile_and_run
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 aten = torch.ops.aten

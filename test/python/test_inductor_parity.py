@@ -15,8 +15,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fxinplace.testing.compile_programs import PROGRAMS
-from fxinplace.testing.inductor_parity import eager_steps, run_program
+from fxinplace.testing.harness.compile_programs import PROGRAMS
+from fxinplace.testing.harness.inductor_parity import eager_steps, run_program
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -9,9 +9,14 @@ import itertools
 import pytest
 import torch
 
-from fxinplace.testing.on_device import ProgramOnDevice, default_device, on_device, to_device_keeping_aliases
-from fxinplace.testing.oracle import differences, observe
-from fxinplace.testing.random_programs import generate
+from fxinplace.testing.harness.on_device import (
+    ProgramOnDevice,
+    default_device,
+    on_device,
+    to_device_keeping_aliases,
+)
+from fxinplace.testing.harness.oracle import differences, observe
+from fxinplace.testing.random.programs import generate
 
 
 def _aliased_inputs() -> list[torch.Tensor]:

@@ -1,6 +1,6 @@
 """Random programs and real training code through both ``torch.compile`` paths (issue 15).
 
-Each seed is a program from ``fxinplace.testing.random_programs`` (``compile_pipelines.program_for``:
+Each seed is a program from ``fxinplace.testing.random.programs`` (``compile_pipelines.program_for``:
 without lines eager rejects) with the statements compiled programs are made of: KV-cache
 writes at tensor positions, ``_foreach_*`` lists, custom mutable ops on views and dtype
 views, writes through dtype views, flips, rolls and transposes read next to writes of the
@@ -29,18 +29,25 @@ import os
 
 import pytest
 
-from fxinplace.testing import compile_runs
-from fxinplace.testing.broken_passes import broken_compile_backend
-from fxinplace.testing.compile_families import CHECKPOINTS, OPTIMIZERS, Case, check_case
-from fxinplace.testing.compile_pipelines import (
+from fxinplace.testing.harness import compile_runs
+from fxinplace.testing.harness.broken_passes import broken_compile_backend
+from fxinplace.testing.harness.compile_families import CHECKPOINTS, OPTIMIZERS, Case, check_case
+from fxinplace.testing.harness.compile_pipelines import (
     COMPILE_PIPELINES,
     check_compiled,
     compile_failures,
     pipelines_for,
     program_for,
 )
-from fxinplace.testing.pipelines import INTERNAL, LIMITATION, WRONG, Finding, PipelineResult, ProgramReport
-from fxinplace.testing.random_programs import RandomProgram
+from fxinplace.testing.harness.pipelines import (
+    INTERNAL,
+    LIMITATION,
+    WRONG,
+    Finding,
+    PipelineResult,
+    ProgramReport,
+)
+from fxinplace.testing.random.programs import RandomProgram
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -203,7 +210,7 @@ def test_a_campaign_past_its_time_limit_reports_what_it_did(jobs: int) -> None:
     """run_random_compile.py --time-limit: the totals of the programs done, not a killed run."""
     import time
 
-    from fxinplace.testing.campaign import run_seeds
+    from fxinplace.testing.harness.campaign import run_seeds
 
     def slow_ok(seed: int) -> ProgramReport:
         time.sleep(0.2)
@@ -222,7 +229,7 @@ def test_a_program_that_kills_its_worker_is_reported_not_waited_for() -> None:
     import os
     import signal
 
-    from fxinplace.testing.campaign import run_seeds
+    from fxinplace.testing.harness.campaign import run_seeds
 
     def dies_on_3(seed: int) -> ProgramReport:
         if seed == 3:
@@ -243,8 +250,8 @@ def test_a_crash_is_blamed_on_the_compiler_that_was_running(stage: str, kind: st
     import os
     import signal
 
-    from fxinplace.testing.campaign import run_seeds
-    from fxinplace.testing.worker_pool import note_stage
+    from fxinplace.testing.harness.campaign import run_seeds
+    from fxinplace.testing.harness.worker_pool import note_stage
 
     def dies_in(seed: int) -> ProgramReport:
         note_stage(stage)

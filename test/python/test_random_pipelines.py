@@ -1,13 +1,13 @@
-"""Random programs through every pipeline (``fxinplace.testing.pipelines``), against their oracles.
+"""Random programs through every pipeline (``fxinplace.testing.harness.pipelines``), against their oracles.
 
-Each seed is a program from ``fxinplace.testing.random_programs`` (all dtypes, aliased
+Each seed is a program from ``fxinplace.testing.random.programs`` (all dtypes, aliased
 inputs, deep view chains, writes through views, ``out=``, lines eager rejects), run through
 ``fxinplace.functionalize`` eagerly and through ``make_fx`` of ``torch.func.functionalize`` and
 ``fxinplace.functionalize`` (with and without DCE, both ``remove`` modes, real and symbolic
 tracing), each re-inplaced by ``fxinplace.reinplace`` (with every policy: ``"stock"``, and
 ``"compile"`` and ``"inductor"`` for the ``func``, ``fxf`` and ``fxf@sym`` graphs) and compared
 with eager and with the un-reinplaced graph. A program with a wrong result or an internal
-error fails, unless every one of its failures is a known issue (``random_pipelines_known.py``):
+error fails, unless every one of its failures is a known issue (``fxinplace.testing.random.known_failures``):
 then it xfails with the issue text.
 
 ``FXINPLACE_PIPELINES_COUNT`` sets the number of seeds (default 200: about four minutes on
@@ -28,11 +28,11 @@ import sys
 import pytest
 
 import fxinplace
-from fxinplace.testing.broken_passes import inplace_first_candidate
-from fxinplace.testing.minimize import minimize
-from fxinplace.testing.pipelines import INTERNAL, PIPELINES, WRONG, ProgramReport, check_program
-from fxinplace.testing.random_pipelines_known import known_issue
-from fxinplace.testing.random_programs import generate
+from fxinplace.testing.harness.broken_passes import inplace_first_candidate
+from fxinplace.testing.harness.pipelines import INTERNAL, PIPELINES, WRONG, ProgramReport, check_program
+from fxinplace.testing.random.known_failures import known_issue
+from fxinplace.testing.random.minimize import minimize
+from fxinplace.testing.random.programs import generate
 
 COUNT = int(os.environ.get("FXINPLACE_PIPELINES_COUNT", "200"))
 
@@ -167,7 +167,7 @@ def test_generator_covers_what_it_promises() -> None:
 
 def test_generator_is_deterministic_across_processes() -> None:
     code = (
-        "import hashlib; from fxinplace.testing.random_programs import generate; "
+        "import hashlib; from fxinplace.testing.random.programs import generate; "
         "print(hashlib.sha1(''.join(generate(s).source for s in range(30)).encode()).hexdigest())"
     )
     digests = set()

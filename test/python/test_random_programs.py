@@ -1,6 +1,6 @@
 """Differential tests on randomly generated programs, against the stock pass's exact code.
 
-Each seed is a program from ``fxinplace.testing.stock_programs`` (the independent generator's
+Each seed is a program from ``fxinplace.testing.random.stock_programs`` (the independent generator's
 programs that ``torch.func.functionalize`` and ``make_fx`` already get right: all dtypes, odd
 layouts, inputs aliasing each other, view chains, writes through views, ``_foreach_*`` lists).
 The native pass must agree with eager and, where the stock pass is sound, emit the stock
@@ -18,8 +18,8 @@ import os
 import pytest
 
 import fxinplace
-from fxinplace.testing.reinplace_differential import assert_ok, check_program
-from fxinplace.testing.stock_programs import generate
+from fxinplace.testing.harness.reinplace_differential import assert_ok, check_program
+from fxinplace.testing.random.stock_programs import generate
 
 GEN_COUNT = int(os.environ.get("FXINPLACE_GEN_COUNT", "200"))
 

@@ -1,7 +1,7 @@
 """auto_functionalized_v2 (custom mutable ops): the clones of bases nobody reads afterwards go away.
 
 Every test runs the re-inplaced graph against eager execution: outputs and input
-mutations (helpers and the custom ops in fxinplace.testing.afv2).
+mutations (helpers and the custom ops in fxinplace.testing.harness.afv2).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace import ReinplaceInputError
-from fxinplace.testing import checked
-from fxinplace.testing.afv2 import (
+from fxinplace.testing.harness import checked
+from fxinplace.testing.harness.afv2 import (
     ADD_ONE,
     AFV2,
     LIST,

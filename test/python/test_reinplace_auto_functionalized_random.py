@@ -15,7 +15,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
-from fxinplace.testing.afv2 import (
+from fxinplace.testing.harness.afv2 import (
     ADD_ONE,
     AFV2,
     TWO,

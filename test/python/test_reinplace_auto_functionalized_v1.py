@@ -23,7 +23,7 @@ import fxinplace.compile
 from fxinplace import ReinplaceInputError
 from fxinplace._checker import copy_functional
 from fxinplace._reinplace import run_reinplace
-from fxinplace.testing.afv2 import (
+from fxinplace.testing.harness.afv2 import (
     ADD_ONE,
     AFV2,
     SCALE_RET,

@@ -1,1 +1,7 @@
-"""Testing utilities for fxinplace (random program generation for differential tests)."""
+"""fxinplace's test and benchmark library.
+
+``harness``: the differential harnesses and their oracle; ``random``: the random program
+generator; ``graphs``, ``sources`` and ``tables``: graphs and tables for the benchmarks and the
+CLI; ``planner_input``: what the planner sees for a graph, saved for a C++ test."""
+
+__all__ = ["graphs", "harness", "planner_input", "random", "sources", "tables"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fxinplace.testing.compare import PassRun
+from fxinplace.testing.harness.compare import PassRun
 
 
 def fmt_seconds(s: float | None) -> str:

@@ -1,5 +1,5 @@
 """The functionalization corpus: small programs checked by
-``fxinplace.testing.functionalize_differential.check_functionalize`` (eager vs the
+``fxinplace.testing.harness.functionalize_differential.check_functionalize`` (eager vs the
 implementation, eagerly and traced with ``make_fx``, and ``torch.func.functionalize``).
 
 Each case is a function registered with ``@functionalize_case(make_args, *tags, ...)`` in
@@ -17,8 +17,8 @@ the module of its theme (see ``FunctionalizeCase`` for the options). Conventions
 
 from __future__ import annotations
 
-from fxinplace.testing.cases import collect
-from fxinplace.testing.functionalize_differential import FunctionalizeCase
+from fxinplace.testing.harness.cases import collect
+from fxinplace.testing.harness.functionalize_differential import FunctionalizeCase
 
 from . import (
     aliased_inputs,

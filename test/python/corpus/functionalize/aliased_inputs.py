@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from fxinplace.testing.functionalize_differential import functionalize_case
+from fxinplace.testing.harness.functionalize_differential import functionalize_case
 
 from ..inputs import ar
 

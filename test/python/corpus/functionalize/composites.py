@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from fxinplace.testing.functionalize_differential import functionalize_case
+from fxinplace.testing.harness.functionalize_differential import functionalize_case
 
 from ..inputs import a44, r44, r44_r44, rn
 

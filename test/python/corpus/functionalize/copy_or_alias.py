@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from fxinplace.testing.functionalize_differential import functionalize_case
+from fxinplace.testing.harness.functionalize_differential import functionalize_case
 
 from ..inputs import a34
 

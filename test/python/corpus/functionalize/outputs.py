@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fxinplace.testing.functionalize_differential import functionalize_case
+from fxinplace.testing.harness.functionalize_differential import functionalize_case
 
 from ..inputs import a34, a34_r4, a44
 

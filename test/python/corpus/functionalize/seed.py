@@ -3,7 +3,7 @@ base updates the views."""
 
 from __future__ import annotations
 
-from fxinplace.testing.functionalize_differential import functionalize_case
+from fxinplace.testing.harness.functionalize_differential import functionalize_case
 
 from ..inputs import a34, a44, r44
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from fxinplace.testing.functionalize_differential import functionalize_case
+from fxinplace.testing.harness.functionalize_differential import functionalize_case
 
 from ..inputs import a34, a34_r4, a44, ar, r44, r44_r44
 

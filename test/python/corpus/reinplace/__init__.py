@@ -1,5 +1,5 @@
 """The re-inplacing corpus: small programs checked by
-``fxinplace.testing.reinplace_differential.check_program`` (eager vs
+``fxinplace.testing.harness.reinplace_differential.check_program`` (eager vs
 ``make_fx(functionalize(fn))`` re-inplaced by the stock pass and by fxinplace).
 
 Each case is a function registered with ``@reinplace_case(make_args, ...)`` in the module
@@ -9,8 +9,8 @@ of its theme (see ``Program`` for the options). ``python -m corpus.reinplace`` (
 
 from __future__ import annotations
 
-from fxinplace.testing.cases import collect
-from fxinplace.testing.reinplace_differential import Program
+from fxinplace.testing.harness.cases import collect
+from fxinplace.testing.harness.reinplace_differential import Program
 
 from . import (
     composites,

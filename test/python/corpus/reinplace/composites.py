@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from fxinplace.testing.reinplace_differential import reinplace_case
+from fxinplace.testing.harness.reinplace_differential import reinplace_case
 
 from ..inputs import randn, x44, x44_y44
 

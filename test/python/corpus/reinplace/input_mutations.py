@@ -3,7 +3,7 @@ which must stay."""
 
 from __future__ import annotations
 
-from fxinplace.testing.reinplace_differential import reinplace_case
+from fxinplace.testing.harness.reinplace_differential import reinplace_case
 
 from ..inputs import x44, x44_y44
 

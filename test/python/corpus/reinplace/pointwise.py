@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch.nn.functional as F
 
-from fxinplace.testing.reinplace_differential import reinplace_case
+from fxinplace.testing.harness.reinplace_differential import reinplace_case
 
 from ..inputs import randint, x44, x44_y44
 

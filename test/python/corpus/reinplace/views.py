@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fxinplace.testing.reinplace_differential import reinplace_case
+from fxinplace.testing.harness.reinplace_differential import reinplace_case
 
 from ..inputs import randn, x44
 

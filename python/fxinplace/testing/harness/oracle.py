@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from fxinplace.testing.tensor_facts import storage_id
+from fxinplace.testing.random.tensor_facts import storage_id
 
 __all__ = [
     "Layout",

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from fxinplace.testing.worker_pool import note_stage
+from fxinplace.testing.harness.worker_pool import note_stage
 
 __all__ = ["COMPILERS", "NO_OP_SLOT", "ORACLE", "OURS", "run_compiled"]
 
@@ -87,7 +87,7 @@ def run_compiled(
             return run(torch.compile(target, dynamic=dynamic, **kwargs))
         finally:
             torch._dynamo.reset()
-    from fxinplace.testing.inductor_parity import compile_and_run
+    from fxinplace.testing.harness.inductor_parity import compile_and_run
 
     hook = compiler == "inductor+fxinplace"
     slot = _slot(NO_OP_SLOT) if compiler == "inductor-noop" else contextlib.nullcontext()

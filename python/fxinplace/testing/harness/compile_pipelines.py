@@ -34,13 +34,12 @@ from typing import Any
 
 import torch
 
-from fxinplace.testing.compile_oracle import judge, needs_unchecked_run
-from fxinplace.testing.compile_runs import ORACLE, OURS, run_compiled
-from fxinplace.testing.errors import normalize_message
-from fxinplace.testing.minimize import shrink
-from fxinplace.testing.on_device import default_device, on_device
-from fxinplace.testing.oracle import Observed, differences, observe
-from fxinplace.testing.pipelines import (
+from fxinplace.testing.harness.compile_oracle import judge, needs_unchecked_run
+from fxinplace.testing.harness.compile_runs import ORACLE, OURS, run_compiled
+from fxinplace.testing.harness.errors import normalize_message
+from fxinplace.testing.harness.on_device import default_device, on_device
+from fxinplace.testing.harness.oracle import Observed, differences, observe
+from fxinplace.testing.harness.pipelines import (
     INTERNAL,
     NOTE,
     SKIPPED,
@@ -50,7 +49,8 @@ from fxinplace.testing.pipelines import (
     ProgramReport,
     _quiet_logs,
 )
-from fxinplace.testing.random_programs import RandomProgram, generate
+from fxinplace.testing.random.minimize import shrink
+from fxinplace.testing.random.programs import RandomProgram, generate
 
 __all__ = [
     "COMPILE_PIPELINES",

@@ -10,7 +10,7 @@ builds the same state afresh for every run, so eager, the oracle and ours start 
 
 * ``OPTIMIZERS``: a few parameters with seeded gradients, ``STEPS`` compiled steps; observed
   are the parameters and every state tensor after each step. On the hook path, one more
-  step is measured (``fxinplace.testing.memory``): the hook must not allocate more bytes
+  step is measured (``fxinplace.testing.harness.memory``): the hook must not allocate more bytes
   per step than stock Inductor.
 * ``CHECKPOINTS``: ``checkpoint(fn, x, use_reentrant=False)`` trained one step (forward,
   backward); observed are the output and every gradient.
@@ -30,11 +30,11 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from fxinplace.testing.compile_oracle import judge
-from fxinplace.testing.compile_runs import ORACLE, OURS, run_compiled
-from fxinplace.testing.memory import MemoryStats, measure
-from fxinplace.testing.oracle import Observed, observe
-from fxinplace.testing.pipelines import INTERNAL, NOTE, WRONG, Finding, PipelineResult, ProgramReport
+from fxinplace.testing.harness.compile_oracle import judge
+from fxinplace.testing.harness.compile_runs import ORACLE, OURS, run_compiled
+from fxinplace.testing.harness.memory import MemoryStats, measure
+from fxinplace.testing.harness.oracle import Observed, observe
+from fxinplace.testing.harness.pipelines import INTERNAL, NOTE, WRONG, Finding, PipelineResult, ProgramReport
 
 __all__ = [
     "CHECKPOINTS",

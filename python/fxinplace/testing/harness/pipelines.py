@@ -55,9 +55,9 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace._reinplace.inductor_policy import with_clones_in_kwargs
-from fxinplace.testing.errors import message, normalize_message
-from fxinplace.testing.oracle import Observed, differences, format_exc, observe
-from fxinplace.testing.random_programs import RandomProgram
+from fxinplace.testing.harness.errors import message, normalize_message
+from fxinplace.testing.harness.oracle import Observed, differences, format_exc, observe
+from fxinplace.testing.random.programs import RandomProgram
 
 __all__ = [
     "EAGER_CHECKS",

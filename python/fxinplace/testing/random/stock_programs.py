@@ -3,14 +3,14 @@
     p = generate(seed)
     p.fn(*p.make_args())          # inputs at the program's first size
 
-The programs of ``fxinplace.testing.random_programs`` (without lines eager rejects) that
+The programs of ``fxinplace.testing.random.programs`` (without lines eager rejects) that
 ``torch.func.functionalize`` runs as eager does in both ``remove`` modes and that ``make_fx``
 traces through it: the input the stock re-inplacing pass takes. Tests that hold fxinplace to
 the stock pass's exact code (``reinplace_differential.check_program``) or to
 ``torch.func.functionalize``'s behaviour draw from here; the pipelines
-(``fxinplace.testing.pipelines``) take every program, with eager as the oracle.
+(``fxinplace.testing.harness.pipelines``) take every program, with eager as the oracle.
 
-For seed ``s`` the program is the first of ``random_programs.generate(s + k * STRIDE)``,
+For seed ``s`` the program is the first of ``programs.generate(s + k * STRIDE)``,
 k = 0, 1, ..., that qualifies (about 2 programs in 3 do; the others use custom ops, ops
 functionalization cannot express, or expose a stock bug, which the pipelines report).
 Deterministic: a seed always gives the same program.
@@ -26,13 +26,13 @@ from dataclasses import dataclass
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from fxinplace.testing.oracle import observe, value_difference
-from fxinplace.testing.random_programs import RandomProgram
-from fxinplace.testing.random_programs import generate as generate_any
+from fxinplace.testing.harness.oracle import observe, value_difference
+from fxinplace.testing.random.programs import RandomProgram
+from fxinplace.testing.random.programs import generate as generate_any
 
 __all__ = ["StockProgram", "generate"]
 
-STRIDE = 1_000_003  # between the random_programs seeds tried for one seed (a prime: no overlap)
+STRIDE = 1_000_003  # between the generator seeds tried for one seed (a prime: no overlap)
 _MAX_ATTEMPTS = 32
 
 

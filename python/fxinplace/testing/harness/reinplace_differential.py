@@ -3,7 +3,7 @@
 ``check_program(fn, make_args)`` runs ``fn`` eagerly, traces it three times with
 ``make_fx(torch.func.functionalize(fn))``, runs the stock pass on one trace and the
 native pass on another, keeps the third un-reinplaced as the aliasing oracle, runs
-every graph on fresh inputs and compares (``fxinplace.testing.oracle``):
+every graph on fresh inputs and compares (``fxinplace.testing.harness.oracle``):
 
 * outputs (values, shapes, dtypes) with eager;
 * the post-state of every input (inputs may be mutated by ``fn``) with eager;
@@ -35,8 +35,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.passes.reinplace import reinplace as stock_reinplace
 
 import fxinplace
-from fxinplace.testing import cases
-from fxinplace.testing.oracle import Observed, differences, format_exc, observe, problem_lines
+from fxinplace.testing.harness import cases
+from fxinplace.testing.harness.oracle import Observed, differences, format_exc, observe, problem_lines
 
 __all__ = [
     "Outcome",
@@ -146,13 +146,13 @@ def structure(gm: torch.fx.GraphModule) -> collections.Counter[str]:
 
 
 def _default_native() -> ReinplaceFn:
-    from fxinplace.testing import checked  # lazily: the harness works without it
+    from fxinplace.testing.harness import checked  # lazily: the harness works without it
 
     return checked.reinplace
 
 
 def _is_fxinplace(native: ReinplaceFn) -> bool:
-    from fxinplace.testing import checked
+    from fxinplace.testing.harness import checked
 
     return native is fxinplace.reinplace or native is checked.reinplace
 
@@ -303,7 +303,7 @@ def explain_divergence(fn, trace_args, tracing_mode, gm_stock) -> str | None:
        fxinplace produces exactly stock's code.
     Anything else is a real mismatch.
     """
-    from fxinplace.testing import checked
+    from fxinplace.testing.harness import checked
 
     gm = _trace(fn, trace_args, tracing_mode)
     report = checked.reinplace_report(gm, *trace_args())

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fxinplace.testing.pipelines import PIPELINES, Pipeline, ReinplaceFn, check_program
-from fxinplace.testing.random_programs import RandomProgram
+from fxinplace.testing.harness.pipelines import PIPELINES, Pipeline, ReinplaceFn, check_program
+from fxinplace.testing.random.programs import RandomProgram
 
 __all__ = ["minimize", "shrink", "still_fails"]
 

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch.fx import GraphModule
 
-from fxinplace.testing.oracle import value_difference
+from fxinplace.testing.harness.oracle import value_difference
 
 __all__ = [
     "Comparison",

@@ -18,7 +18,7 @@ __all__ = ["CUSTOM_OPS", "IMPORT_LINE", "NAMESPACE"]
 
 NAMESPACE = "fxrandom"
 #: The line a program's source needs to find the ops.
-IMPORT_LINE = "import fxinplace.testing.random_custom_ops  # registers torch.ops.fxrandom"
+IMPORT_LINE = "import fxinplace.testing.random.custom_ops  # registers torch.ops.fxrandom"
 
 
 @torch.library.custom_op("fxrandom::negate_", mutates_args={"x"})

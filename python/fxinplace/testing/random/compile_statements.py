@@ -33,9 +33,9 @@ from collections.abc import Sequence
 
 import torch
 
-from fxinplace.testing.program_builder import Target, Var, Write, broadcasts_to
-from fxinplace.testing.random_inputs import DTYPE_VIEWS, dtype_family, dtype_name
-from fxinplace.testing.tensor_facts import byte_addresses, injective, read_ok, storage_id
+from fxinplace.testing.random.builder import Target, Var, Write, broadcasts_to
+from fxinplace.testing.random.inputs import DTYPE_VIEWS, dtype_family, dtype_name
+from fxinplace.testing.random.tensor_facts import byte_addresses, injective, read_ok, storage_id
 
 __all__ = ["COMPILE_KINDS", "CompileStatements"]
 
@@ -79,7 +79,7 @@ def _writable(ts: Sequence[torch.Tensor]) -> bool:
 
 
 class CompileStatements:
-    """Mixin of ``random_programs._Builder`` (uses ``BuilderBase``'s and ``WriteStatements``' helpers)."""
+    """Mixin of ``programs._Builder`` (uses ``BuilderBase``'s and ``WriteStatements``' helpers)."""
 
     def _stmt_compile(self) -> bool:
         kind = self.rng.choices(*zip(*COMPILE_KINDS, strict=True))[0]
@@ -367,7 +367,7 @@ class CompileStatements:
         return view, values
 
     def _compile_custom_op(self) -> bool:
-        from fxinplace.testing.random_custom_ops import CUSTOM_OPS
+        from fxinplace.testing.random.custom_ops import CUSTOM_OPS
 
         rng = self.rng
         target = self._writable_target(inputs_first=0.5)

@@ -18,8 +18,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from fxinplace.testing.minimize import minimize
-from fxinplace.testing.pipelines import (
+from fxinplace.testing.harness.pipelines import (
     CLEAR,
     INTERNAL,
     LIMITATION,
@@ -34,8 +33,9 @@ from fxinplace.testing.pipelines import (
     ReinplaceFn,
     check_program,
 )
-from fxinplace.testing.random_programs import generate
-from fxinplace.testing.worker_pool import map_in_workers
+from fxinplace.testing.harness.worker_pool import map_in_workers
+from fxinplace.testing.random.minimize import minimize
+from fxinplace.testing.random.programs import generate
 
 __all__ = [
     "NOTE",

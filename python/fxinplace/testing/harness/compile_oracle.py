@@ -27,9 +27,9 @@ import traceback
 import torch
 
 import fxinplace
-from fxinplace.testing.errors import normalize_message
-from fxinplace.testing.oracle import Observed, default_tolerance, differences, format_exc
-from fxinplace.testing.pipelines import CLEAR, INTERNAL, LIMITATION, SKIPPED, WRONG, Finding
+from fxinplace.testing.harness.errors import normalize_message
+from fxinplace.testing.harness.oracle import Observed, default_tolerance, differences, format_exc
+from fxinplace.testing.harness.pipelines import CLEAR, INTERNAL, LIMITATION, SKIPPED, WRONG, Finding
 
 __all__ = [
     "compiler_tolerance",

@@ -12,16 +12,16 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from fxinplace.testing import random_ops as ops
-from fxinplace.testing.program_builder import Target, Write, broadcasts_to
-from fxinplace.testing.random_inputs import DTYPES, dtype_family, dtype_name
-from fxinplace.testing.tensor_facts import injective, read_ok
+from fxinplace.testing.random import ops as ops
+from fxinplace.testing.random.builder import Target, Write, broadcasts_to
+from fxinplace.testing.random.inputs import DTYPES, dtype_family, dtype_name
+from fxinplace.testing.random.tensor_facts import injective, read_ok
 
 __all__ = ["WriteStatements"]
 
 
 class WriteStatements:
-    """Mixin of ``random_programs._Builder`` (uses ``BuilderBase``'s state and helpers)."""
+    """Mixin of ``programs._Builder`` (uses ``BuilderBase``'s state and helpers)."""
 
     def _target(self, inputs_first: float = 0.35) -> Target | None:
         rng = self.rng

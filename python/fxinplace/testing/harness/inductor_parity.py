@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch.fx import Graph, Node
 
-from fxinplace.testing.compile_programs import program
+from fxinplace.testing.harness.compile_programs import program
 
 _aten = torch.ops.aten
 
@@ -197,7 +197,7 @@ def compile_and_run(
 
 
 def run_program(name: str, *, hook: bool, steps: int = 2, **options: Any) -> InductorRun:
-    """A program of `fxinplace.testing.compile_programs`, `steps` steps; options as
+    """A program of `fxinplace.testing.harness.compile_programs`, `steps` steps; options as
     `compile_and_run`'s."""
     setup = program(name).setup()
     return compile_and_run(

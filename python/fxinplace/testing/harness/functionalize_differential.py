@@ -5,7 +5,7 @@ signature of ``torch.func.functionalize``: ``impl(func, *, remove=...) -> Callab
 on one ``FunctionalizeCase`` (the corpus, ``test/python/corpus/functionalize/``,
 registers each program with ``@functionalize_case(make_args, ...)`` right above it)
 and returns a list of problems (empty: the case passed). Runs are compared by
-``fxinplace.testing.oracle``. It checks:
+``fxinplace.testing.harness.oracle``. It checks:
 
 * **eager**: ``impl(fn, remove=remove)(*args)`` returns what ``fn(*args)`` returns
   (pytree structure, dtype, shape, values) and leaves the inputs in the same state
@@ -20,7 +20,7 @@ and returns a list of problems (empty: the case passed). Runs are compared by
   running the graph module on fresh inputs reproduces eager (outputs, input
   post-state, no spurious aliasing of inputs).
 * **re-inplaced**: the graph then goes through ``fxinplace.reinplace`` with its
-  independent checker on (``fxinplace.testing.checked``), and the result must
+  independent checker on (``fxinplace.testing.harness.checked``), and the result must
   still reproduce eager. A graph the pass refuses (``ReinplaceInputError``) is
   not a problem of the graph.
 * **oracle**: ``torch.func.functionalize(fn, remove=remove)`` agrees with eager,
@@ -53,8 +53,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
 
 import fxinplace
-from fxinplace.testing import cases, checked
-from fxinplace.testing.oracle import Observed, differences, format_exc, observe, problem_lines
+from fxinplace.testing.harness import cases, checked
+from fxinplace.testing.harness.oracle import Observed, differences, format_exc, observe, problem_lines
 
 __all__ = [
     "eager_parity_problems",

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import torch
 
-from fxinplace.testing.random_inputs import DTYPE_VIEWS, dtype_name
+from fxinplace.testing.random.inputs import DTYPE_VIEWS, dtype_name
 
 __all__ = ["VIEW_KINDS", "view_step"]
 

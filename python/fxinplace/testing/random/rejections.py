@@ -19,16 +19,16 @@ the same state as eager.
 
 from __future__ import annotations
 
-from fxinplace.testing.errors import normalize_message
-from fxinplace.testing.program_builder import broadcasts_to, grows
-from fxinplace.testing.random_inputs import dtype_family
-from fxinplace.testing.tensor_facts import injective
+from fxinplace.testing.harness.errors import normalize_message
+from fxinplace.testing.random.builder import broadcasts_to, grows
+from fxinplace.testing.random.inputs import dtype_family
+from fxinplace.testing.random.tensor_facts import injective
 
 __all__ = ["RejectedLines"]
 
 
 class RejectedLines:
-    """Mixin of ``random_programs._Builder`` (uses ``BuilderBase``'s state and helpers)."""
+    """Mixin of ``programs._Builder`` (uses ``BuilderBase``'s state and helpers)."""
 
     def _rejected_candidate(self) -> tuple[str, str] | None:
         rng = self.rng

@@ -17,7 +17,7 @@ from torch._subclasses.functional_tensor import (
 )
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from fxinplace.testing.oracle import value_difference
+from fxinplace.testing.harness.oracle import value_difference
 
 AFV2 = torch.ops.higher_order.auto_functionalized_v2
 aten = torch.ops.aten

@@ -53,14 +53,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from fxinplace.testing import random_ops as ops
-from fxinplace.testing.program_builder import SIZES, BuilderBase
-from fxinplace.testing.random_compile_statements import CompileStatements
-from fxinplace.testing.random_custom_ops import IMPORT_LINE, NAMESPACE
-from fxinplace.testing.random_inputs import dtype_family, dtype_name
-from fxinplace.testing.random_rejections import RejectedLines
-from fxinplace.testing.random_writes import WriteStatements
-from fxinplace.testing.tensor_facts import storage_id
+from fxinplace.testing.random import ops as ops
+from fxinplace.testing.random.builder import SIZES, BuilderBase
+from fxinplace.testing.random.compile_statements import CompileStatements
+from fxinplace.testing.random.custom_ops import IMPORT_LINE, NAMESPACE
+from fxinplace.testing.random.inputs import dtype_family, dtype_name
+from fxinplace.testing.random.rejections import RejectedLines
+from fxinplace.testing.random.tensor_facts import storage_id
+from fxinplace.testing.random.writes import WriteStatements
 
 __all__ = ["SIZES", "RandomProgram", "generate"]
 
@@ -88,7 +88,7 @@ class RandomProgram:
         if any(f"torch.ops.{NAMESPACE}." in line for line in self.body):
             imports += IMPORT_LINE + "\n"
         header = (
-            f"# fxinplace.testing.random_programs seed={self.seed}"
+            f"# fxinplace.testing.random.programs seed={self.seed}"
             f"{'' if self.reject_lines else ' reject_lines=False'}: "
             f"trace at n={self.sizes[0]}, run again at n={self.sizes[1]}\n{imports}\n\n"
         )

@@ -4,7 +4,7 @@ The builder runs the program as it grows (``program_env.DualEnv``: at both sizes
 operands (recent tensors, and the bases of recent writes: reads after writes), chains views
 and records the features each kept statement uses. ``random_writes`` and
 ``random_rejections`` add the statements that write and the lines eager rejects;
-``random_programs`` assembles whole programs.
+``programs`` assembles whole programs.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import torch
 
-from fxinplace.testing import random_ops as ops
-from fxinplace.testing.program_env import DualEnv
-from fxinplace.testing.random_inputs import DTYPES, dtype_family, dtype_name, random_inputs
-from fxinplace.testing.random_views import view_step
-from fxinplace.testing.tensor_facts import storage_id
+from fxinplace.testing.random import ops as ops
+from fxinplace.testing.random.env import DualEnv
+from fxinplace.testing.random.inputs import DTYPES, dtype_family, dtype_name, random_inputs
+from fxinplace.testing.random.tensor_facts import storage_id
+from fxinplace.testing.random.views import view_step
 
 __all__ = ["MAX_NUMEL", "SIZES", "BuilderBase", "Target", "Var", "Write", "broadcasts_to", "grows"]
 
