@@ -5,7 +5,7 @@
 For every seed and both ``remove`` modes, the program from
 ``fxinplace.testing.random.stock_programs.generate(seed)`` goes through
 ``fxinplace.testing.harness.functionalize_differential.check_functionalize`` (what
-``test/python/test_functionalize_random.py`` does per seed): eager outputs and
+``test/python/functionalize/test_functionalize_random.py`` does per seed): eager outputs and
 input mutations, no mutating op but the trailing write-backs in the ``make_fx``
 graph (real and fake tracing), no view op with ``mutations_and_views``, and the
 graph agreeing with eager. Exits non-zero if any program fails.

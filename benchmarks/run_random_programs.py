@@ -6,7 +6,7 @@
 For every seed, ``fxinplace.testing.random.stock_programs.generate(seed)`` gives a program the
 stock implementations get right, and ``fxinplace.testing.harness.reinplace_differential.check_program``
 compares the native pass against eager and against the stock pass (exactly what
-``test/python/test_random_programs.py`` does per seed). Prints progress every 500 programs
+``test/python/reinplace/test_random_programs.py`` does per seed). Prints progress every 500 programs
 and a summary; exits non-zero if the native pass ever disagrees with eager, if its code differs from
 the stock pass's where the stock pass is sound, or if a program could not be
 checked at all (a generator or harness failure).

@@ -10,7 +10,7 @@ from pathlib import Path
 import fxinplace
 from fxinplace import _C
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # Tests and users compare these names: they never change (new ones may be added).
 STABLE = [
