@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         help="pass under test: fxinplace.reinplace (default) or the stock pass as a stand-in",
     )
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    ap.add_argument("--max-ops", type=int, default=12, help="generator max_stmts (default 12)")
+    ap.add_argument("--max-stmts", type=int, default=10, help="generator max_stmts (default 10)")
     ap.add_argument("--show", type=int, default=3, help="programs printed per failure category")
     ap.add_argument("--progress", type=int, default=500, help="print progress every N programs")
     args = ap.parse_args(argv)
