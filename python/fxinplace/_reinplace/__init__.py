@@ -1,8 +1,8 @@
 """`fxinplace.reinplace`: a native drop-in for torch.fx.passes.reinplace.reinplace.
 
-Validate the graph and sample args (validate), find each node's values (metadata), read the
-graph into the planner's picture (records), let the C++ planner decide everything, apply its
-plan to the fx.Graph (apply)."""
+Validate the graph and sample args (validate), read it into the planner's picture (frontend:
+each node's values, then the builder), let the C++ planner decide everything, apply its plan
+to the fx.Graph (apply)."""
 
 from __future__ import annotations
 
@@ -16,17 +16,12 @@ from torch.fx import GraphModule
 from fxinplace import _checker
 from fxinplace._reinplace.apply import apply_plan
 from fxinplace._reinplace.auto_functionalized.v1 import AFv1Call
-from fxinplace._reinplace.auto_functionalized.v1 import metadata_runners as afv1_runners
-from fxinplace._reinplace.auto_functionalized.v2 import metadata_runners
-from fxinplace._reinplace.higher_order import metadata_runners as higher_order_runners
+from fxinplace._reinplace.frontend import read
 from fxinplace._reinplace.inductor_policy import (
     NO_INDUCTOR_CANDIDATES,
     has_inductor_candidates,
-    inductor_facts,
     with_clones_in_kwargs,
 )
-from fxinplace._reinplace.metadata import propagate
-from fxinplace._reinplace.records import read_graph
 from fxinplace._reinplace.report import ReinplaceReport
 from fxinplace._reinplace.validate import validate as validate_graph
 
@@ -112,21 +107,14 @@ def _run_pass(
         # Nothing the Inductor policy lets the planner write (model graphs often have
         # none): no values to find, nothing to plan or change.
         return ReinplaceReport(gm, metadata_path="none", walks=0, nothing_to_plan=NO_INDUCTOR_CANDIDATES)
-    runners = {
-        **metadata_runners(gm, sample_args),
-        **afv1_runners(gm, sample_args),
-        **higher_order_runners(gm),
-    }
-    found = propagate(gm, sample_args, metadata=metadata, runners=runners)
     for_inductor = options.get("inductor", False)
-    reading = read_graph(
+    reading, path = read(
         gm,
-        found,
+        sample_args,
+        metadata=metadata,
         with_destinations=options.get("dead_operand_destinations", False),
-        compiler_facts=inductor_facts if for_inductor else None,
+        for_inductor=for_inductor,
     )
-    path = found.path
-    del found
     plan = reading.builder.plan(**options)
     nodes = reading.nodes
     base_names = {

@@ -14,21 +14,12 @@ from typing import Any
 
 from torch.fx import GraphModule
 
-from fxinplace._reinplace.auto_functionalized.v1 import metadata_runners as afv1_runners
-from fxinplace._reinplace.auto_functionalized.v2 import metadata_runners
-from fxinplace._reinplace.higher_order import metadata_runners as higher_order_runners
-from fxinplace._reinplace.metadata import propagate
-from fxinplace._reinplace.records import read_graph
+from fxinplace._reinplace.frontend import read
 from fxinplace._reinplace.validate import validate
 
 
 def planner_input(gm: GraphModule, *sample_args: Any, comment: str = "") -> str:
     validate(gm, sample_args)
-    runners = {
-        **metadata_runners(gm, sample_args),
-        **afv1_runners(gm, sample_args),
-        **higher_order_runners(gm),
-    }
-    reading = read_graph(gm, propagate(gm, sample_args, runners=runners))
+    reading, _ = read(gm, sample_args)
     header = "".join(f"# {line}\n" for line in comment.splitlines())
     return header + reading.builder.dump()
