@@ -204,6 +204,13 @@ class _Translator(_CustomOpRules):
             return  # a view: writes nothing, reads nothing
         reads = self.operands(target, self.snap_args, self.snap_kwargs)
         effects = self.effects(target, [t for _, t in fresh], [k for k, _ in fresh])
+        if target._schema.name in _SCATTER_VIEWS and all(e[0] == _COPY for e in effects):
+            # A scatter modelled as copies (its base, then src into the view) carries the
+            # base's values into its result, where every later read and the final outputs
+            # are compared. Compared here, the base's elements the view overwrites would
+            # count too, though no one sees them (a base written in place ahead of the
+            # scatter, whose src holds the same values).
+            reads = [(arg, src, ref, read and arg != "self") for arg, src, ref, read in reads]
         foreach = None
         if target._schema.name.startswith("aten::_foreach_") and len(effects) == len(_leaves(self.value)):
             # Result k is computed from the operands of list element k (and those beside
@@ -396,7 +403,9 @@ class _Translator(_CustomOpRules):
         if self.target not in _WRITE_BACK_OPS:
             return False
         dst = self.node.args[0] if self.node.args else None
-        while isinstance(dst, Node) and dst.op == "call_function" and dst.target in _WRITE_BACK_OPS[1:]:
+        # Through resize_/as_strided_ write-backs, and copy_ into what a copy_ returned
+        # (the input itself: copy_(copy_(x1, v0), v1) for an input passed twice).
+        while isinstance(dst, Node) and dst.op == "call_function" and dst.target in _WRITE_BACK_OPS:
             dst = dst.args[0]
         return isinstance(dst, Node) and dst.op == "placeholder"
 

@@ -117,8 +117,13 @@ def is_input_write_back(node: Node) -> bool:
         return False
     if node.target not in _METADATA_WRITE_BACKS and node.target is not torch.ops.aten.copy_.default:
         return False
-    # resize_ then as_strided_ (an out= argument resized, then laid out as the kernel's result).
-    return dst.op == "placeholder" or (dst.target in _METADATA_WRITE_BACKS and is_input_write_back(dst))
+    # resize_ then as_strided_ (an out= argument resized, then laid out as the kernel's result);
+    # copy_ into the value a copy_ returned, the input itself (torch.func.functionalize writes
+    # back an input passed twice, f(a, a), that way: copy_(copy_(x1, v0), v1)).
+    return dst.op == "placeholder" or (
+        (dst.target in _METADATA_WRITE_BACKS or dst.target is torch.ops.aten.copy_.default)
+        and is_input_write_back(dst)
+    )
 
 
 def written_input(node: Node) -> Node:

@@ -355,3 +355,29 @@ def test_a_nan_argument_equals_the_same_nan(fill) -> None:
     functional = copy_functional(make_fx(f)(x))
     with pytest.raises(fxinplace.ReinplaceCheckError, match="fill_value"):
         fxinplace.check_reinplaced(functional, changed, x)
+
+
+def _scatter_over_a_base_written_ahead(x0, pos0):
+    # _foreach_neg_ is written in place (both list elements views of one buffer); the scatter
+    # of its second element back into that buffer stays, reading a base whose column it
+    # overwrites already holds the new values (stock programs seed 935).
+    t0 = x0.narrow(1, 1, 2)
+    torch._foreach_lerp_([t0[..., :2, :2]], [t0[..., :2, :2].mT * 1], 0.5)
+    t0.index_copy_(1, pos0, torch.full_like(t0.narrow(1, 0, 1), -0.5))
+    t3 = t0.reshape(-1, 2)[-3][-1]
+    torch._foreach_neg_([t3, x0[:, -2]])
+    return (pos0,)
+
+
+def test_a_scatter_is_not_judged_by_base_elements_it_overwrites() -> None:
+    def make():
+        g = torch.Generator().manual_seed(2000941)
+        return (torch.randn((7, 3), generator=g).mul(8).round().div(8), torch.tensor([1]))
+
+    gm = make_fx(torch.func.functionalize(_scatter_over_a_base_written_ahead))(*make())
+    report = fxinplace.reinplace_report(gm, *make(), check=True)  # raised ReinplaceCheckError before
+    assert {d.node: d.action for d in report.decisions}["_foreach_neg"] == "inplace"
+    got, want = make(), make()
+    gm(*got)
+    _scatter_over_a_base_written_ahead(*want)
+    assert torch.equal(got[0], want[0])

@@ -316,6 +316,28 @@ def test_an_out_argument_resized_then_laid_out_is_a_write_back() -> None:
     assert torch.equal(got_args[1], want_args[1]) and got_args[1].stride() == want_args[1].stride()
 
 
+def _written_twice(x0, x1):
+    # Called as f(a, a): torch.func.functionalize writes the one input back twice, the second
+    # copy_ into what the first returned: copy_(copy_(x1, v0), v1).
+    x0.view(torch.int32)[torch.tensor([0])] = -2
+    x1.lerp_(x1 * 2, 0.5)
+    return (x1 + 1,)
+
+
+def test_a_copy_into_what_a_write_back_returned_is_a_write_back() -> None:
+    def make():
+        a = torch.arange(4.0)
+        return (a, a)
+
+    gm = _tf(_written_twice, make())
+    assert "copy__1 = torch.ops.aten.copy_.default(copy_," in gm.code
+    functional = _tf(_written_twice, make())
+    fxinplace.reinplace(gm, *make(), check=True)  # refused before: "copy__1 ... mutates its arguments"
+    got_args, want_args = make(), make()
+    got, want = gm(*got_args), functional(*want_args)
+    assert torch.equal(got[0], want[0]) and torch.equal(got_args[0], want_args[0])
+
+
 def test_meta_sample_args_plan_the_same_graph() -> None:
     # A meta tensor carries every fact the pass reads (geometry, dtype, storage sharing).
     args = (torch.randn(4, 4),)

@@ -314,7 +314,9 @@ def explain_divergence(fn, trace_args, tracing_mode, gm_stock) -> str | None:
         if why is None:
             continue
         culprit_removed = d.culprit is not None and d.culprit not in stock_nodes
-        if d.node in stock_names or culprit_removed:
+        # A node stock rewrote keeps its name (foo -> foo_); a scatter stock rewrote as
+        # view + copy_ or removed is gone from its graph.
+        if d.node in stock_names or d.node not in stock_nodes or culprit_removed:
             return f"{d.node}: fxinplace refused ({d.reason}); {why}"
     gm_fake = _trace(fn, trace_args, tracing_mode)
     checked.reinplace_report(gm_fake, *trace_args(), metadata="fake")
