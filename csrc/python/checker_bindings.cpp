@@ -93,9 +93,8 @@ CheckGraph read_graph(const py::handle& h) {
 }
 
 // (inputs, slots, functional, rewritten, inputs_written_back_may_be_written, inductor); input = (name,
-// nbytes, itemsize, constant); slot = (name, sizes, itemsize, dtype). Returns (outcome, node, operand,
-// reason, message).
-py::tuple check(const py::tuple& problem_tuple) {
+// nbytes, itemsize, constant); slot = (name, sizes, itemsize, dtype). Returns a CheckResult.
+CheckResult check(const py::tuple& problem_tuple) {
   if (problem_tuple.size() != 6)
     throw py::value_error(
         "check_rewrite: the problem is (inputs, slots, functional, rewritten, "
@@ -120,7 +119,7 @@ py::tuple check(const py::tuple& problem_tuple) {
     py::gil_scoped_release release;
     result = check_rewrite(problem);
   }
-  return py::make_tuple(result.outcome, result.node, result.operand, result.reason, result.message);
+  return result;
 }
 
 }  // namespace
@@ -152,10 +151,15 @@ void bind_checker(py::module_& m) {
 #undef FXINPLACE_BIND_CHECK_REASON
   reason.def_property_readonly(
       "text", [](CheckReason r) { return check_reason_text(r); }, "What it means, in words.");
+  py::class_<CheckResult>(m, "CheckResult", "The checker's verdict on one rewrite.")
+      .def_readonly("outcome", &CheckResult::outcome)
+      .def_readonly("node", &CheckResult::node,
+                    "index of the rewritten node; -1: after the last (final inputs)")
+      .def_readonly("operand", &CheckResult::operand, "index into that node's reads, or -1")
+      .def_readonly("reason", &CheckResult::reason)
+      .def_readonly("message", &CheckResult::message, "names the node, the operand and the values involved");
   m.def("check_rewrite", &check, py::arg("problem"),
-        "Simulate a functional graph and its rewrite on tagged memory (see csrc/checker/rewrite_checker.h); "
-        "returns (outcome, node, operand, reason, message): a CheckOutcome, node and operand indices, a "
-        "CheckReason.");
+        "Simulate a functional graph and its rewrite on tagged memory (see csrc/checker/rewrite_checker.h).");
 }
 
 }  // namespace fxinplace::python

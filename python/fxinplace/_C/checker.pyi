@@ -10,6 +10,7 @@ __all__: list[str] = [
     "CheckInductorCode",
     "CheckOutcome",
     "CheckReason",
+    "CheckResult",
     "CheckWriteRule",
     "check_rewrite",
 ]
@@ -246,7 +247,31 @@ class CheckReason:
     @property
     def value(self) -> int: ...
 
-def check_rewrite(problem: tuple) -> tuple:
+class CheckResult:
     """
-    Simulate a functional graph and its rewrite on tagged memory (see csrc/checker/rewrite_checker.h); returns (outcome, node, operand, reason, message): a CheckOutcome, node and operand indices, a CheckReason.
+    The checker's verdict on one rewrite.
+    """
+    @property
+    def message(self) -> str:
+        """
+        names the node, the operand and the values involved
+        """
+    @property
+    def node(self) -> int:
+        """
+        index of the rewritten node; -1: after the last (final inputs)
+        """
+    @property
+    def operand(self) -> int:
+        """
+        index into that node's reads, or -1
+        """
+    @property
+    def outcome(self) -> CheckOutcome: ...
+    @property
+    def reason(self) -> CheckReason: ...
+
+def check_rewrite(problem: tuple) -> CheckResult:
+    """
+    Simulate a functional graph and its rewrite on tagged memory (see csrc/checker/rewrite_checker.h).
     """

@@ -185,7 +185,8 @@ def _check(
         inputs_written_back_may_be_written,
         compiler == "inductor",
     )
-    outcome, index, operand, reason, message = _C.checker.check_rewrite(problem)
+    result = _C.checker.check_rewrite(problem)
+    outcome, index, operand = result.outcome, result.node, result.operand
     # Findings are (position, node, operand, reason, message, cannot_check); the
     # earliest in the rewritten graph is reported.
     findings = list(rewritten.findings)
@@ -193,7 +194,9 @@ def _check(
         node = rewritten.check_nodes[index] if index >= 0 else None
         operand_name = rewritten.reads[index][operand] if index >= 0 and operand >= 0 else None
         where = index if index >= 0 else math.inf
-        findings.append((where, node, operand_name, reason.name, message, outcome == _CANNOT_CHECK))
+        findings.append(
+            (where, node, operand_name, result.reason.name, result.message, outcome == _CANNOT_CHECK)
+        )
     if failure is not None:
         findings.append(failure)
     if not findings:
