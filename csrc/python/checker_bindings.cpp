@@ -55,9 +55,7 @@ std::vector<Operand> read_operands(const py::handle& h) {
   return out;
 }
 
-// (storages, nodes); storage = (nbytes, granularity, input, dtype); node = (name, op,
-// counterpart, prepare, reads, effects, write_rule, pointwise, self_operand,
-// written_operands, is_output, self_operands, element_of, commutative_pair, inductor)
+// (storages, nodes); storage = (nbytes, granularity, input, dtype); nodes are CheckNodes.
 CheckGraph read_graph(const py::handle& h) {
   auto t = h.cast<py::tuple>();
   CheckGraph g;
@@ -68,28 +66,32 @@ CheckGraph read_graph(const py::handle& h) {
     g.storages.push_back(
         StorageDecl{s[0].cast<int64_t>(), s[1].cast<int64_t>(), s[2].cast<int32_t>(), s[3].cast<int32_t>()});
   }
-  for (const py::handle& item : t[1].cast<py::list>()) {
-    auto n = item.cast<py::tuple>();
-    if (n.size() != 15) throw py::value_error("check_rewrite: a node tuple has 15 fields");
-    CheckNode node;
-    node.name = n[0].cast<std::string>();
-    node.op = n[1].cast<std::string>();
-    node.counterpart = n[2].cast<int32_t>();
-    node.prepare = read_effects(n[3]);
-    node.reads = read_operands(n[4]);
-    node.effects = read_effects(n[5]);
-    node.write_rule = n[6].cast<WriteRule>();
-    node.pointwise = n[7].cast<bool>();
-    node.self_operand = n[8].cast<int32_t>();
-    node.written_operands = n[9].cast<std::vector<int32_t>>();
-    node.is_output = n[10].cast<bool>();
-    node.self_operands = n[11].cast<std::vector<int32_t>>();
-    node.element_of = n[12].cast<std::vector<int32_t>>();
-    node.commutative_pair = n[13].cast<bool>();
-    node.inductor = n[14].cast<InductorCode>();
-    g.nodes.push_back(std::move(node));
-  }
+  for (const py::handle& item : t[1].cast<py::list>()) g.nodes.push_back(item.cast<const CheckNode&>());
   return g;
+}
+
+CheckNode make_node(std::string name, std::string op, int32_t counterpart, const py::list& prepare,
+                    const py::list& reads, const py::list& effects, WriteRule write_rule, bool pointwise,
+                    int32_t self_operand, std::vector<int32_t> written_operands, bool is_output,
+                    std::vector<int32_t> self_operands, std::vector<int32_t> element_of,
+                    bool commutative_pair, InductorCode inductor) {
+  CheckNode node;
+  node.name = std::move(name);
+  node.op = std::move(op);
+  node.counterpart = counterpart;
+  node.prepare = read_effects(prepare);
+  node.reads = read_operands(reads);
+  node.effects = read_effects(effects);
+  node.write_rule = write_rule;
+  node.pointwise = pointwise;
+  node.self_operand = self_operand;
+  node.written_operands = std::move(written_operands);
+  node.is_output = is_output;
+  node.self_operands = std::move(self_operands);
+  node.element_of = std::move(element_of);
+  node.commutative_pair = commutative_pair;
+  node.inductor = inductor;
+  return node;
 }
 
 // (inputs, slots, functional, rewritten, inputs_written_back_may_be_written, inductor); input = (name,
@@ -151,6 +153,19 @@ void bind_checker(py::module_& m) {
 #undef FXINPLACE_BIND_CHECK_REASON
   reason.def_property_readonly(
       "text", [](CheckReason r) { return check_reason_text(r); }, "What it means, in words.");
+  py::class_<CheckNode>(
+      m, "CheckNode",
+      "One node of a checked graph (check_model.h): what it reads, what it does to memory, "
+      "and which rules its writes follow. reads: (arg, source, ref, values_read); effects and "
+      "prepare: (CheckEffect, dst ref, src ref, slot, nbytes); ref: (storage, sizes, strides, "
+      "offset, itemsize, dtype).")
+      .def(py::init(&make_node), py::kw_only(), py::arg("name"), py::arg("op"), py::arg("counterpart"),
+           py::arg("prepare"), py::arg("reads"), py::arg("effects"), py::arg("write_rule"),
+           py::arg("pointwise") = false, py::arg("self_operand") = -1,
+           py::arg("written_operands") = std::vector<int32_t>{}, py::arg("is_output") = false,
+           py::arg("self_operands") = std::vector<int32_t>{}, py::arg("element_of") = std::vector<int32_t>{},
+           py::arg("commutative_pair") = false, py::arg("inductor"))
+      .def_readonly("name", &CheckNode::name);
   py::class_<CheckResult>(m, "CheckResult", "The checker's verdict on one rewrite.")
       .def_readonly("outcome", &CheckResult::outcome)
       .def_readonly("node", &CheckResult::node,

@@ -3,11 +3,13 @@ The independent checker of re-inplaced graphs (it shares no code with the planne
 """
 
 from __future__ import annotations
+import collections.abc
 import typing
 
 __all__: list[str] = [
     "CheckEffect",
     "CheckInductorCode",
+    "CheckNode",
     "CheckOutcome",
     "CheckReason",
     "CheckResult",
@@ -246,6 +248,32 @@ class CheckReason:
         """
     @property
     def value(self) -> int: ...
+
+class CheckNode:
+    """
+    One node of a checked graph (check_model.h): what it reads, what it does to memory, and which rules its writes follow. reads: (arg, source, ref, values_read); effects and prepare: (CheckEffect, dst ref, src ref, slot, nbytes); ref: (storage, sizes, strides, offset, itemsize, dtype).
+    """
+    def __init__(
+        self,
+        *,
+        name: str,
+        op: str,
+        counterpart: typing.SupportsInt | typing.SupportsIndex,
+        prepare: list,
+        reads: list,
+        effects: list,
+        write_rule: CheckWriteRule,
+        pointwise: bool = False,
+        self_operand: typing.SupportsInt | typing.SupportsIndex = -1,
+        written_operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
+        is_output: bool = False,
+        self_operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
+        element_of: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
+        commutative_pair: bool = False,
+        inductor: CheckInductorCode,
+    ) -> None: ...
+    @property
+    def name(self) -> str: ...
 
 class CheckResult:
     """

@@ -49,7 +49,7 @@ class _Recorder:
         self.functional = functional
         self.storage_index: dict[int, int] = {}
         self.storages: list[list] = []  # [nbytes, {itemsizes}, input, dtype (-1: several)]
-        self.nodes: list[tuple] = []
+        self.nodes: list[Any] = []  # _C.checker.CheckNode
         self.check_nodes: list[str] = []  # fx node name of each recorded node
         self.reads: list[list[str]] = []  # operand names of each recorded node
         self.index_of: dict[str, int] = {}  # fx node name -> recorded node index
@@ -213,22 +213,24 @@ class _Recorder:
             from fxinplace._checker.inductor import inductor_code
 
             inductor = inductor_code(node.target, rule)
+        self_operands, element_of = foreach or ([], [])
         self.nodes.append(
-            (
-                node.name,
-                op,
-                counterpart,
-                prepare,
-                reads,
-                effects,
-                rule,
-                pointwise,
-                self_operand,
-                written or [],
-                is_output,
-                *(foreach or ([], [])),
-                commutative_pair,
-                inductor,
+            _C.checker.CheckNode(
+                name=node.name,
+                op=op,
+                counterpart=counterpart,
+                prepare=prepare,
+                reads=reads,
+                effects=effects,
+                write_rule=rule,
+                pointwise=pointwise,
+                self_operand=self_operand,
+                written_operands=written or [],
+                is_output=is_output,
+                self_operands=self_operands,
+                element_of=element_of,
+                commutative_pair=commutative_pair,
+                inductor=inductor,
             )
         )
 
