@@ -37,8 +37,8 @@ from typing import Any
 import torch
 from torch.fx import Graph, GraphModule
 
-from fxinplace._errors import ReinplaceInputError
 from fxinplace._reinplace import reinplace_report
+from fxinplace._reinplace.errors import ReinplaceInputError
 from fxinplace._version import __version__
 
 __all__ = ["CacheKey", "install", "installed", "is_installed", "reinplace_for_inductor", "uninstall"]

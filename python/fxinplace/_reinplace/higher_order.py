@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
-from fxinplace._errors import ReinplaceInputError
+from fxinplace._reinplace.errors import ReinplaceInputError
 
 # Higher-order ops the pass refuses, and why. Treating this one as an opaque
 # reader would be wrong: it writes into its operands.

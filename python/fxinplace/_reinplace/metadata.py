@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
-from fxinplace._errors import ReinplaceInputError
+from fxinplace._reinplace.errors import ReinplaceInputError
 from fxinplace._reinplace.op_info import op_info
 
 

@@ -13,9 +13,9 @@ import torch
 from torch.fx import GraphModule, Node
 
 from fxinplace import _C
-from fxinplace._errors import ReinplaceInputError
 from fxinplace._reinplace.auto_functionalized.v1 import AFV1, AFv1Call, read_v1_call
 from fxinplace._reinplace.auto_functionalized.v2 import AFV2, AFv2Call, read_call
+from fxinplace._reinplace.errors import ReinplaceInputError
 from fxinplace._reinplace.higher_order import is_opaque_higher_order
 from fxinplace._reinplace.metadata import Fresh, Metadata
 from fxinplace._reinplace.op_info import op_info

@@ -9,9 +9,9 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
-from fxinplace._errors import ReinplaceInputError
 from fxinplace._reinplace.auto_functionalized.v1 import AFV1, read_v1_call
 from fxinplace._reinplace.auto_functionalized.v2 import AFV2, read_call
+from fxinplace._reinplace.errors import ReinplaceInputError
 from fxinplace._reinplace.higher_order import check_node as check_higher_order
 from fxinplace._reinplace.metadata import check_tensor_kind
 from fxinplace._reinplace.op_info import op_info

@@ -46,7 +46,7 @@ import torch
 from torch._higher_order_ops import auto_functionalize as af_impl
 from torch.fx import Graph, GraphModule, Node
 
-from fxinplace._errors import ReinplaceInputError
+from fxinplace._reinplace.errors import ReinplaceInputError
 from fxinplace._reinplace.fx_edit import (
     arrange,
     give_direct_call_its_value,

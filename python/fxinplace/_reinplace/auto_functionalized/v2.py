@@ -28,7 +28,7 @@ import torch
 from torch._higher_order_ops import auto_functionalize as afv2_impl
 from torch.fx import GraphModule, Node
 
-from fxinplace._errors import ReinplaceInputError
+from fxinplace._reinplace.errors import ReinplaceInputError
 from fxinplace._reinplace.fx_edit import (
     arrange,
     give_direct_call_its_value,
