@@ -164,25 +164,18 @@ def synthetic_workload(n_ops: int) -> Workload:
 def _gpt2(seq_len: int, *, tiny: bool) -> tuple[torch.nn.Module, torch.Tensor, str]:
     from transformers import GPT2Config, GPT2LMHeadModel
 
+    from fxinplace.testing.models import tiny_gpt2
+
     torch.manual_seed(0)
     if tiny:
-        config = GPT2Config(
-            n_layer=2,
-            n_embd=64,
-            n_head=4,
-            vocab_size=128,
-            n_positions=max(64, seq_len),
-            bos_token_id=0,
-            eos_token_id=0,
-            attn_implementation="eager",
-        )
+        model = tiny_gpt2(positions=max(64, seq_len)).eval()
         label = "GPT-2 tiny (2 layers, 64 wide)"
     else:
         config = GPT2Config(attn_implementation="eager")
+        config.use_cache = False
+        model = GPT2LMHeadModel(config).eval()
         label = "GPT-2 small (12 layers, 768 wide)"
-    config.use_cache = False
-    model = GPT2LMHeadModel(config).eval()
-    ids = torch.randint(0, config.vocab_size, (1, seq_len), generator=torch.Generator().manual_seed(0))
+    ids = torch.randint(0, model.config.vocab_size, (1, seq_len), generator=torch.Generator().manual_seed(0))
     return model, ids, label
 
 

@@ -160,13 +160,10 @@ def big_rows(chain: int, scatter: int, layers: int, repeat: int) -> list[dict[st
 
 def _deep_gpt2(layers: int) -> tuple[Any, Any]:
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
 
-    config = GPT2Config(
-        n_layer=layers, n_embd=64, n_head=4, vocab_size=128, n_positions=64, attn_implementation="eager"
-    )
-    config.use_cache = False
-    model = GPT2LMHeadModel(config).eval()
+    from fxinplace.testing.models import tiny_gpt2
+
+    model = tiny_gpt2(layers=layers).eval()
     ids = torch.randint(0, 128, (2, 16), generator=torch.Generator().manual_seed(0))
 
     def run(fn: Any) -> Any:

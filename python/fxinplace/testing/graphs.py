@@ -28,6 +28,8 @@ import torch
 from torch.fx import Graph, GraphModule, Node
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from fxinplace.testing.models import VOCAB, tiny_gpt2, tiny_llama
+
 __all__ = [
     "MODELS",
     "GraphBuilder",
@@ -303,24 +305,11 @@ def gpt2_program(
     *, with_training_step: bool = False, seq_len: int = 16, functionalize: str = "stock"
 ) -> tuple[Callable[[], GraphModule], tuple, Callable[..., Any]]:
     """gpt2_graph, and the eager program it was traced from."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
     torch.manual_seed(0)
-    config = GPT2Config(
-        n_layer=2,
-        n_embd=64,
-        n_head=4,
-        vocab_size=128,
-        n_positions=64,
-        bos_token_id=0,
-        eos_token_id=0,
-        attn_implementation="eager",
-    )
-    config.use_cache = False
-    model = GPT2LMHeadModel(config)
+    model = tiny_gpt2()
     return _model_graph(
         model,
-        _input_ids(config.vocab_size, seq_len),
+        _input_ids(VOCAB, seq_len),
         training_step=with_training_step,
         functionalize=functionalize,
     )
@@ -330,24 +319,11 @@ def llama_program(
     *, with_training_step: bool = False, seq_len: int = 16, functionalize: str = "stock"
 ) -> tuple[Callable[[], GraphModule], tuple, Callable[..., Any]]:
     """llama_graph, and the eager program it was traced from."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     torch.manual_seed(0)
-    config = LlamaConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=128,
-        max_position_embeddings=64,
-        attn_implementation="eager",
-    )
-    config.use_cache = False
-    model = LlamaForCausalLM(config)
+    model = tiny_llama()
     return _model_graph(
         model,
-        _input_ids(config.vocab_size, seq_len),
+        _input_ids(VOCAB, seq_len),
         training_step=with_training_step,
         functionalize=functionalize,
     )

@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from fxinplace.testing.models import tiny_bert, tiny_gpt2, tiny_llama, tiny_t5
+
 __all__ = ["PROGRAMS", "CompileProgram", "Setup", "program"]
 
 
@@ -106,72 +108,12 @@ def _ids(vocab: int, call: int, batch: int = 2) -> torch.Tensor:
     return torch.randint(0, vocab, (batch, seq), generator=torch.Generator().manual_seed(call))
 
 
-def _gpt2() -> torch.nn.Module:
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    config = GPT2Config(
-        n_layer=2, n_embd=64, n_head=4, vocab_size=128, n_positions=64, attn_implementation="eager"
-    )
-    config.use_cache = False
-    return GPT2LMHeadModel(config)
-
-
 def _gpt2_checkpointed() -> torch.nn.Module:
     """GPT-2 with activation checkpointing, as `gradient_checkpointing_enable()` trains it:
     AOTAutograd records its dropout as `run_and_save_rng_state` / `run_with_rng_state`."""
-    model = _gpt2()
+    model = tiny_gpt2()
     model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     return model
-
-
-def _llama() -> torch.nn.Module:
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=128,
-        max_position_embeddings=64,
-        attn_implementation="eager",
-    )
-    config.use_cache = False
-    return LlamaForCausalLM(config)
-
-
-def _bert() -> torch.nn.Module:
-    from transformers import BertConfig, BertForMaskedLM
-
-    config = BertConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        vocab_size=128,
-        max_position_embeddings=64,
-        attn_implementation="eager",
-    )
-    return BertForMaskedLM(config)
-
-
-def _t5() -> torch.nn.Module:
-    from transformers import T5Config, T5ForConditionalGeneration
-
-    config = T5Config(
-        d_model=64,
-        d_ff=128,
-        d_kv=16,
-        num_layers=2,
-        num_decoder_layers=2,
-        num_heads=4,
-        vocab_size=128,
-        decoder_start_token_id=0,
-        pad_token_id=0,
-    )
-    config.use_cache = False
-    return T5ForConditionalGeneration(config)
 
 
 def _lm_inputs(vocab: int = 128) -> Callable[[int], dict[str, torch.Tensor]]:
@@ -298,21 +240,25 @@ def program(name: str) -> CompileProgram:
 
 
 PROGRAMS: tuple[CompileProgram, ...] = (
-    CompileProgram("gpt2_train", _model_setup(_gpt2, _lm_inputs(), train=True, loss=_hf_loss), "train", True),
-    CompileProgram("gpt2_infer", _model_setup(_gpt2, _infer_inputs(), train=False), "infer", True),
+    CompileProgram(
+        "gpt2_train", _model_setup(tiny_gpt2, _lm_inputs(), train=True, loss=_hf_loss), "train", True
+    ),
+    CompileProgram("gpt2_infer", _model_setup(tiny_gpt2, _infer_inputs(), train=False), "infer", True),
     CompileProgram(
         "gpt2_checkpointed_train",
         _model_setup(_gpt2_checkpointed, _lm_inputs(), train=True, loss=_hf_loss),
         "train",
     ),
     CompileProgram(
-        "llama_train", _model_setup(_llama, _lm_inputs(), train=True, loss=_hf_loss), "train", True
+        "llama_train", _model_setup(tiny_llama, _lm_inputs(), train=True, loss=_hf_loss), "train", True
     ),
-    CompileProgram("llama_infer", _model_setup(_llama, _infer_inputs(), train=False), "infer", True),
-    CompileProgram("bert_train", _model_setup(_bert, _lm_inputs(), train=True, loss=_hf_loss), "train", True),
-    CompileProgram("bert_infer", _model_setup(_bert, _infer_inputs(), train=False), "infer", True),
-    CompileProgram("t5_train", _model_setup(_t5, _t5_inputs, train=True, loss=_hf_loss), "train", True),
-    CompileProgram("t5_infer", _model_setup(_t5, _t5_infer_inputs, train=False), "infer", True),
+    CompileProgram("llama_infer", _model_setup(tiny_llama, _infer_inputs(), train=False), "infer", True),
+    CompileProgram(
+        "bert_train", _model_setup(tiny_bert, _lm_inputs(), train=True, loss=_hf_loss), "train", True
+    ),
+    CompileProgram("bert_infer", _model_setup(tiny_bert, _infer_inputs(), train=False), "infer", True),
+    CompileProgram("t5_train", _model_setup(tiny_t5, _t5_inputs, train=True, loss=_hf_loss), "train", True),
+    CompileProgram("t5_infer", _model_setup(tiny_t5, _t5_infer_inputs, train=False), "infer", True),
     CompileProgram(
         "batchnorm_train",
         _model_setup(_ConvBN, _image, train=True, loss=lambda y: y.square().mean()),
