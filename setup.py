@@ -47,8 +47,10 @@ class CMakeBuild(build_ext):
 
 setup(
     package_dir={"": "python"},
-    packages=find_packages("python"),
-    package_data={"fxinplace": ["py.typed", "_C/*.pyi"]},  # _C/: the extension's stubs, a file per submodule
+    # fxinplace/_C/ holds the extension's stubs, a .pyi a submodule: a folder of data beside
+    # _C*.so (which Python imports first), listed so that setuptools ships it as such.
+    packages=[*find_packages("python"), "fxinplace._C"],
+    package_data={"fxinplace": ["py.typed"], "fxinplace._C": ["*.pyi"]},
     ext_modules=[CMakeExtension("fxinplace._C")],
     cmdclass={"build_ext": CMakeBuild},
 )

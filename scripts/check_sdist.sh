@@ -25,7 +25,11 @@ x = torch.randn(4)
 gm = make_fx(fxinplace.functionalize(lambda x: (x + 1).relu()))(x)
 fxinplace.reinplace(gm, x)
 assert "relu_" in gm.code
-print(f"[sdist] fxinplace {fxinplace.__version__} installed from the sdist and working")
+import pathlib
+stubs = pathlib.Path(fxinplace.__file__).parent / "_C"
+assert {p.name for p in stubs.glob("*.pyi")} >= {"__init__.pyi", "planner.pyi", "checker.pyi"}, stubs
+assert fxinplace._C.planner.GraphBuilder and fxinplace._C.__file__.endswith(".so")  # the extension, not the stubs
+print(f"[sdist] fxinplace {fxinplace.__version__} installed from the sdist and working, with its stubs")
 PY
 "$work/venv/bin/python" - <<'PY'
 import sys
