@@ -130,6 +130,7 @@ bool inductor_may_write(const Node& op) {
 bool Walk::scatter_is_in_place_already(NodeId i) {
   const Node& sc = g_.at(i);
   if (kept_[static_cast<size_t>(i)] || sc.self == kNoNode || sc.scatter_src == kNoNode) return false;
+  if (scatter_base_overlaps(i)) return false;
   NodeId base = rep(sc.self);
   NodeId src = rep(sc.scatter_src);
   const TensorValue* b = value(base);

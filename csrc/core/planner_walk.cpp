@@ -154,6 +154,7 @@ std::optional<Decision> Walk::check_pending_scatters(NodeId i, StorageId s, std:
     for (const TensorValue& v : g_.at(j).results)
       merged_in = merged_in || classes_.root(v.storage) == classes_.root(s);
     if (merged_in) continue;
+    if (scatter_base_overlaps(j)) return refuse(Reason::kSelfOverlaps, j);
     if (!inverts_a_view(j, s)) {
       Reason why = kept_[static_cast<size_t>(j)] ? Reason::kScatterUnproven : Reason::kUsedLater;
       return refuse(why, j);
@@ -175,6 +176,20 @@ bool Walk::inverts_a_view(NodeId j, StorageId s) {
   if (!replay) return false;
   GeomId view = g_.geometries().lookup(*replay);
   return view != kNoGeom && classes_.of(s).view_pairs.count(AliasClasses::pair_key(base->geom, view)) > 0;
+}
+
+// A scatter returns a fresh tensor, dense whatever its base's layout. Removed,
+// it returns its base, and a base whose indices share elements (an expand)
+// turns one write into many:
+//   b = expand(clone(x), [3, 3])             b = expand(clone(x), [3, 3])
+//   s = sign(select(b, 0, 0))          ->    sign_(select(b, 0, 0))   # every row
+//   y = select_scatter(b, s, 0, 0)           y = b
+// so a scatter into such a base is never removed.
+bool Walk::scatter_base_overlaps(NodeId j) const {
+  const Node& sc = g_.at(j);
+  if (sc.self == kNoNode) return false;
+  const TensorValue* base = value(rep(sc.self));
+  return base && g_.geometries().at(base->geom).has_internal_overlap();
 }
 
 // The scatter's users read its base from now on, so its storage joins the
@@ -206,7 +221,8 @@ std::vector<NodeId> Walk::unsound_removals() {
     NodeId src_node = sc.scatter_src == kNoNode ? kNoNode : rep(sc.scatter_src);
     const TensorValue* base = value(base_node);
     const TensorValue* src = src_node == kNoNode ? nullptr : value(src_node);
-    bool ok = base && src && classes_.root(base->storage) == classes_.root(src->storage);
+    bool ok = base && src && !scatter_base_overlaps(j) &&
+              classes_.root(base->storage) == classes_.root(src->storage);
     if (ok) {
       auto base_geom = effective_geom(base_node);
       auto src_geom = effective_geom(src_node);

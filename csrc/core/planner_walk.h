@@ -37,6 +37,7 @@ class Walk {
   Decision check_op_metadata(const Node& node, const WriteSlot& slot, const TensorValue& self) const;
   std::optional<Decision> check_pending_scatters(NodeId i, StorageId s, std::vector<NodeId>& removable);
   bool inverts_a_view(NodeId j, StorageId s);
+  bool scatter_base_overlaps(NodeId j) const;
   void remove_scatter(NodeId j);
 
   // ---- planner_slots.cpp

@@ -11,6 +11,7 @@
 
 using namespace fxinplace::core;
 using fxinplace::core::testing::contiguous;
+using fxinplace::core::testing::strided;
 
 using fxinplace::core::testing::at;
 using fxinplace::core::testing::Builder;
@@ -61,6 +62,26 @@ TEST(Planner, ScatterInvertingAViewIsRemoved) {
   EXPECT_EQ(at(p, s).action, Action::kRemoveScatter);
   EXPECT_EQ(at(p, s).replacement, a);
   EXPECT_EQ(p.walks, 1);
+}
+
+// a = clone(x); e = expand(a, [4, 4]); v = select(e, 0, 0); f = sign(v)
+// s = select_scatter(e, f, 0, 0); return s
+// The scatter returns a fresh dense tensor; its base shares one row among
+// all four, so `f` written in place (and `s` removed) would set every row.
+TEST(Planner, ScatterIntoAnExpandedBaseIsKept) {
+  Builder b;
+  NodeId x = b.input({4});
+  NodeId a = b.op({x}, {4}, false);
+  NodeId e = b.view(a, strided({4, 4}, {0, 1}));
+  NodeId v = b.view(e, contiguous({4}));
+  NodeId f = b.op({v}, {4});
+  NodeId s = b.select_scatter(e, f, 0, 0);
+  b.output({s});
+  Plan p = b.plan();
+  EXPECT_EQ(at(p, f).action, Action::kKeep);
+  EXPECT_EQ(at(p, f).reason, Reason::kSelfOverlaps);
+  EXPECT_EQ(at(p, f).culprit, s);
+  EXPECT_NE(at(p, s).action, Action::kRemoveScatter);
 }
 
 // a = clone(x); v = select(a, 0, 0); f = fill(v); s = select_scatter(a, f, 0, 0)

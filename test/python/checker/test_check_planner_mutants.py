@@ -1,12 +1,13 @@
 """Tests that kill two planner mutants that once passed the whole suite (issue 15).
 
 The planner was broken on purpose, one rule at a time; these two broken rules went
-unnoticed:
+unnoticed (and (c), a rule the planner lacked, found by the random pipelines):
 
 (a) a scatter whose view arguments (start, end, step, dim, index, offset) differ from
     those of the view its source was computed in place into, treated as removable;
 (b) under policy="compile" (dead operands as destinations: `foo(a, b)` ->
-    `foo.out(a, b, out=b)` or `b.foo_(a)`), a graph input taken as the destination.
+    `foo.out(a, b, out=b)` or `b.foo_(a)`), a graph input taken as the destination;
+(c) a scatter into an expanded base (indices sharing elements) removed as a no-op.
 
 Each program runs through the real pass with check=True under every policy and is
 compared with eager (values, and the inputs after the call). Since the planner cannot
@@ -220,3 +221,58 @@ def test_the_mutants_destination_is_caught(form: str):
     gm.recompile()
     gm(*got_args)
     assert not torch.equal(got_args[1], args[1])
+
+
+# ----------------------------------------------------------------------------
+# (c) a scatter into a base whose indices share elements (random pipelines'
+#     known failure: the planner removed it, so the write landed in every copy)
+
+
+def select_into_expanded(x):
+    b = x.clone().expand(3, 3)
+    return torch.select_scatter(b, b[0].sign(), 0, 0)
+
+
+def diagonal_into_expanded(x):
+    b = x.clone().expand(3, 3)
+    return torch.diagonal_scatter(b, b.diagonal().sign())
+
+
+def slice_into_expanded(x):
+    b = x.clone().expand(4, 3)
+    return torch.slice_scatter(b, b[1:3].neg(), 0, 1, 3)
+
+
+EXPANDED_PROGRAMS = (select_into_expanded, diagonal_into_expanded, slice_into_expanded)
+
+
+def _expanded_args():
+    g = torch.Generator().manual_seed(3)
+    return [torch.randn(3, generator=g)]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("fn", EXPANDED_PROGRAMS, ids=lambda f: f.__name__)
+def test_a_scatter_into_an_expanded_base_is_kept(fn, policy: str):
+    args = _expanded_args()
+    gm = _trace(fn, *args)
+    fxinplace.reinplace(gm, *_clones(args), check=True, policy=policy)
+    assert [n for n in gm.graph.nodes if n.target in SCATTERS], gm.code
+    _assert_pass_matches_eager(fn, args, policy)
+
+
+@pytest.mark.parametrize("fn", [select_into_expanded, diagonal_into_expanded], ids=lambda f: f.__name__)
+def test_the_expanded_base_mutants_plan_is_caught(fn):
+    # The mutant: the unary op made in place into the view and the scatter removed (a
+    # slice of the expand overlaps itself, so ATen itself rejects its mutant).
+    args = _expanded_args()
+    gm = _trace(fn, *args)
+    functional = copy_functional(gm)
+    [unary] = [n for n in gm.graph.nodes if n.target is aten.sign.default]
+    [scatter] = [n for n in gm.graph.nodes if n.target in SCATTERS]
+    unary.target = aten.sign_.default
+    scatter.replace_all_uses_with(scatter.args[0])
+    gm.graph.erase_node(scatter)
+    _rejected(functional, gm, args)
+    gm.recompile()
+    assert not torch.equal(gm(*_clones(args)), fn(*_clones(args)))

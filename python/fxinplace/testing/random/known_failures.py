@@ -70,14 +70,6 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         (r"(functional graph )?differs from eager.*: output value",),
         source=r"(?s)\.clone\(\).*as_strided\(",
     ),
-    KnownIssue(
-        "fxinplace.reinplace: a scatter into an expanded (stride-0) base is removed and its source "
-        "computed in place, so the write lands in every expanded copy "
-        "(diagonal_scatter(x.clone().expand(3, 3), d.sign()) -> sign_ on the diagonal)",
-        "reinplace",
-        (r"re-inplaced graph differs from the functional graph.*",),
-        source=r"expand",
-    ),
 )
 
 
