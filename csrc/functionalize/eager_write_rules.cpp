@@ -139,6 +139,48 @@ void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::
     });
 }
 
+// Reductions and matrix products write an out= argument before (or while)
+// they read their inputs: eager's kernel fills the output with the
+// reduction's identity, or BLAS writes C while reading A. With the out=
+// argument also an input, of the same shape (a resized one is checked above):
+//   x = torch.tensor(3.0); torch.sum(x, 0, out=x)   # eager: 0., functional: 3.
+//   torch.mm(a, a, out=a)                            # eager: neither a @ a nor a
+// so eager's result is the kernel's order, which functionalization cannot
+// express. Scans (cumsum), softmax, sort and every elementwise op (tagged
+// pointwise or not: where, floor_divide) read each input element before they
+// write its output element, and are left alone.
+bool reads_after_writing_out(const c10::OperatorHandle& op) {
+  const std::string& name = op.schema().name();
+  static const char* const kProducts[] = {"aten::mm",      "aten::bmm",    "aten::addmm", "aten::addbmm",
+                                          "aten::baddbmm", "aten::matmul", "aten::mv",    "aten::addmv",
+                                          "aten::dot",     "aten::vdot"};
+  for (const char* product : kProducts)
+    if (name == product) return true;
+  for (const c10::Argument& a : op.schema().arguments())
+    if (a.name() == "keepdim") return true;
+  return false;
+}
+
+void check_out_is_not_a_reduced_input(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                                      const std::vector<Write>& writes) {
+  if (!reads_after_writing_out(op)) return;
+  const auto& schema_args = op.schema().arguments();
+  for (const Write& w : writes) {
+    if (!w.is_out || w.value.sym_sizes() != w.target.sym_sizes()) continue;
+    for (size_t i = 0; i < args.size() && i < schema_args.size(); ++i) {
+      if (schema_args[i].is_out()) continue;
+      for_each_tensor(args[i], [&](const at::Tensor& t) {
+        if (!is_functional(t) || functional_impl(w.target)->alias() != functional_impl(t)->alias()) return;
+        TORCH_CHECK(!w.target.is_same(t) && overlap_status(w.target, t) != at::MemOverlapStatus::Full,
+                    "fxinplace.functionalize: ", c10::toString(op.operator_name()),
+                    ": the out= argument is also an input; eager's kernel writes the output before it has "
+                    "read all of that input, so its result depends on the kernel, which functionalization "
+                    "cannot express. Please pass a clone() of the input.");
+      });
+    }
+  }
+}
+
 }  // namespace
 
 void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
@@ -188,6 +230,7 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
     rehearse = rehearse || from != to;
   }
   check_no_partial_overlap(op, args, writes);
+  check_out_is_not_a_reduced_input(op, args, writes);
 
   if (rehearse) {
     std::vector<std::pair<const c10::TensorImpl*, std::vector<c10::SymInt>>> resized;

@@ -464,3 +464,44 @@ def test_out_argument_overlapping_an_input_only_before_its_resize() -> None:
         return x
 
     _check(f, lambda: (torch.arange(12).reshape(3, 4),))
+
+
+def _sum_0d(x):
+    torch.sum(x, 0, out=x)
+    return x
+
+
+def _amax_keepdim(x):
+    torch.amax(x, 0, keepdim=True, out=x)
+    return x
+
+
+def _mm_square(x):
+    torch.mm(x, x, out=x)
+    return x
+
+
+@pytest.mark.parametrize(
+    "fn, shape", [(_sum_0d, ()), (_amax_keepdim, (1, 5)), (_mm_square, (3, 3))], ids=["sum", "amax", "mm"]
+)
+def test_reduction_or_product_into_its_own_input_is_a_clear_error(fn, shape) -> None:
+    # Random pipelines' known failure: same shape, so no resize; eager's kernel
+    # fills the output (the input) before reading it (sum of a 0-d 3. gives 0.).
+    x = _arange(shape) + 1
+    for remove in ("mutations", "mutations_and_views"):
+        with pytest.raises(RuntimeError, match=r"fxinplace.*the out= argument is also an input"):
+            fxinplace.functionalize(fn, remove=remove)(x.clone())
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: torch.cumsum(x, 0, out=x),
+        lambda x: torch.where(x > 0, x, x * 2, out=x),
+        lambda x: torch.floor_divide(x, 2, out=x),
+        lambda x: torch.sort(x, out=(x, torch.empty(x.shape, dtype=torch.long)))[0],
+    ],
+    ids=["cumsum", "where", "floor_divide", "sort"],
+)
+def test_scans_and_elementwise_ops_into_their_own_input_match_eager(fn) -> None:
+    _check(fn, lambda: (torch.randn(7, generator=torch.Generator().manual_seed(4)),))

@@ -52,16 +52,6 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         source=r"(?s)\.diagonal\(.*out=",
     ),
     KnownIssue(
-        "an out= argument that is also the op's input, same shape, in a reduction or matmul "
-        "(torch.sum(x0, 0, out=x0) on a 0-d x0): eager's kernel fills the output before it reads the "
-        "input (sum gives 0), functionalization computes from the input's old value (as "
-        "torch.func.functionalize does); the same with a resized out= is refused clearly. To do: refuse "
-        "it too, without refusing elementwise ops (where, masked_fill) that lack the pointwise tag",
-        "functionalize",
-        (r"(functional graph )?differs from eager.*: (output|input post-state) value",),
-        source=r"(?m)torch\.(sum|mean|amax|amin|prod|mm|matmul)\((\w+),.*out=\2\)",
-    ),
-    KnownIssue(
         "fxinplace.functionalize(remove='mutations_and_views'): an op on a view computes from the view's "
         "*_copy value, which is contiguous, so its result is laid out as for a contiguous input "
         "(x.t().clone() is contiguous, eager's keeps x.t()'s layout); as_strided of such a result "
