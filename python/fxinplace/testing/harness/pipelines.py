@@ -81,7 +81,7 @@ NOTE = "note"  # a finding that does not change the status
 @dataclasses.dataclass(frozen=True)
 class Pipeline:
     name: str
-    functionalizer: str  # "torch.func" or "fxinplace"
+    functionalizer: str  # "torch.func" or "fxinplace" ("none": make_fx of the program itself, an oracle)
     remove: str = "mutations"
     tracing: str = "real"
     dce: bool = False
@@ -192,6 +192,8 @@ def _error_finding(exc: BaseException, half: str, where: str) -> Finding:
 
 
 def _functionalizer(p: Pipeline) -> Callable[..., Any]:
+    if p.functionalizer == "none":  # make_fx of the program itself: mutations and all
+        return lambda fn, remove: fn
     return torch.func.functionalize if p.functionalizer == "torch.func" else fxinplace.functionalize
 
 
@@ -250,13 +252,17 @@ class _ProgramCheck:
         return isinstance(stock, BaseException) and normalize_message(stock) == normalize_message(exc)
 
     def _stock_graph_raises_alike(self, p: Pipeline, n: int, error: BaseException) -> bool:
-        """torch.func.functionalize's graph, traced the same way, raises the same error at ``n``."""
-        stock_p = dataclasses.replace(p, functionalizer="torch.func", remove="mutations")
-        stock_gm = self.trace(stock_p)
-        if isinstance(stock_gm, BaseException):
-            return False
-        stock_error = self.functional_run(stock_p, stock_gm, n).error
-        return stock_error is not None and normalize_message(stock_error) == normalize_message(error)
+        """torch.func.functionalize's graph, or make_fx's graph of the program itself (no
+        functionalization), traced the same way, raises the same error at ``n``."""
+        for functionalizer in ("torch.func", "none"):
+            other_p = dataclasses.replace(p, functionalizer=functionalizer, remove="mutations")
+            other_gm = self.trace(other_p)
+            if isinstance(other_gm, BaseException):
+                continue
+            other_error = self.functional_run(other_p, other_gm, n).error
+            if other_error is not None and normalize_message(other_error) == normalize_message(error):
+                return True
+        return False
 
     def run_eager_check(self, p: Pipeline) -> PipelineResult:
         result = PipelineResult()
