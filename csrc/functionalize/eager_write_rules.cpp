@@ -181,6 +181,27 @@ void check_out_is_not_a_reduced_input(const c10::OperatorHandle& op, c10::ArrayR
   }
 }
 
+// abs and angle of a complex tensor do not run as their functional variant
+// does (a real result, from its own kernel). Into a real out= argument, ATen
+// computes the complex result, then resizes the argument (contiguously) and
+// copies the real part in, casting it; into a complex one, it runs the
+// complex kernel, whose iterator lays the result out like the input:
+//   x = complex (3, 4).t(); o = torch.zeros(1); torch.abs(x, out=o)
+//   o.stride() == (3, 1); torch.abs(x).stride() == (1, 4)
+// Its only dtype rule is the cast (checked above): meta kernels, which want
+// the real result's dtype exactly, are not asked.
+bool runs_complex_kernel(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+  const std::string& name = op.schema().name();
+  return (name == "aten::abs" || name == "aten::angle") && !args.empty() && args[0].isTensor() &&
+         args[0].toTensor().is_complex();
+}
+
+// `w.value` laid out as eager lays out a resized out= argument of such an op.
+at::Tensor complex_kernel_out_layout(const c10::IValue& self, const Write& w) {
+  if (!w.target.is_complex()) return w.value.contiguous();
+  return with_dense_layout_of(w.value, self.toTensor(), /*views=*/false);
+}
+
 }  // namespace
 
 void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
@@ -227,7 +248,7 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
     // Beyond TensorIterator's cast rule, ops check dtypes of their own (mm.out
     // wants exactly its result's dtype, abs_ refuses complex self): where the
     // result's dtype is not the written tensor's, eager's own meta kernel decides.
-    rehearse = rehearse || from != to;
+    rehearse = rehearse || (from != to && !runs_complex_kernel(op, args));
   }
   check_no_partial_overlap(op, args, writes);
   check_out_is_not_a_reduced_input(op, args, writes);
@@ -239,8 +260,11 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
         resized.emplace_back(w.target.unsafeGetTensorImpl(), w.value.sym_sizes().vec());
     rehearse_on_meta(op, args, resized);
   }
-  for (Write& w : writes)
+  for (Write& w : writes) {
     if (w.value.scalar_type() != w.target.scalar_type()) w.value = w.value.to(w.target.scalar_type());
+    if (w.is_out && w.value.sym_sizes() != w.target.sym_sizes() && runs_complex_kernel(op, args))
+      w.value = complex_kernel_out_layout(args[0], w);
+  }
 }
 
 }  // namespace fxinplace::functionalize
