@@ -38,6 +38,20 @@ class _CustomOpRules:
     functional: Any
     counterpart_name: str
 
+    def queue_or_match_custom_call(self, op: torch._ops.OpOverload, hop: str) -> int:
+        """In the functional graph, queues the call for the direct call that may replace it
+        (-1); in the rewritten one, its counterpart's index, taken off that queue."""
+        if self.functional is None:
+            self.rec.afv2_queue.setdefault(op, []).append(self.node.name)
+            return -1
+        counterpart = self.counterpart_same_target()
+        queue = self.functional.afv2_queue.get(op, [])
+        if self.node.name in queue:
+            queue.remove(self.node.name)
+        if counterpart < 0:
+            raise _CannotCheck(f"node {self.node.name} ({hop}) is not in the functional graph")
+        return counterpart
+
     # -- auto_functionalized_v2 -------------------------------------------------
 
     def auto_functionalized(self) -> None:
@@ -51,18 +65,7 @@ class _CustomOpRules:
         if not isinstance(op, torch._ops.OpOverload) or has_out_semantics(op):
             self.opaque()
             return
-        if self.functional is None:
-            rec.afv2_queue.setdefault(op, []).append(node.name)
-            counterpart = -1
-        else:
-            counterpart = self.counterpart_same_target()
-            queue = self.functional.afv2_queue.get(op, [])
-            if node.name in queue:
-                queue.remove(node.name)
-            if counterpart < 0:
-                raise _CannotCheck(
-                    f"node {node.name} (auto_functionalized_v2) is not in the functional graph"
-                )
+        counterpart = self.queue_or_match_custom_call(op, "auto_functionalized_v2")
         kwargs = dict(self.kwargs)
         snap_kwargs = dict(self.snap_kwargs)
         bases = list(kwargs.get("_all_bases") or [])
@@ -126,16 +129,7 @@ class _CustomOpRules:
         if not isinstance(op, torch._ops.OpOverload) or any(r.alias_info is not None for r in returns):
             self.opaque()
             return
-        if self.functional is None:
-            rec.afv2_queue.setdefault(op, []).append(node.name)
-            counterpart = -1
-        else:
-            counterpart = self.counterpart_same_target()
-            queue = self.functional.afv2_queue.get(op, [])
-            if node.name in queue:
-                queue.remove(node.name)
-            if counterpart < 0:
-                raise _CannotCheck(f"node {node.name} (auto_functionalized) is not in the functional graph")
+        counterpart = self.queue_or_match_custom_call(op, "auto_functionalized")
         names, _ = get_mutable_args_from_schema(op._schema)
         only = self.kwargs.get("_only_clone_these_tensors")
         result = list(self.value) if isinstance(self.value, (list, tuple)) else [self.value]
