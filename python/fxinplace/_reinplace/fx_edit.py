@@ -1,7 +1,8 @@
 """What the plan's graph edits (`apply`, `auto_functionalized.v1`, `.v2`) share: an op's call
 arranged from its arguments by name, values for what they make (a view replayed on its base's
 `meta['val']`, fresh memory laid out like a tensor), and the rewiring of an
-auto_functionalized node's getitems onto the direct call of its op that replaces it."""
+auto_functionalized node's getitems onto the direct call of its op that replaces it, and the
+custom op such a node calls (checked as the pass needs it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,25 @@ import operator
 from typing import Any
 
 import torch
+from torch._higher_order_ops import auto_functionalize
 from torch.fx import Graph, Node
+
+from fxinplace._reinplace.errors import ReinplaceInputError
+
+
+def custom_op_called(node: Node, hop: str) -> torch._ops.OpOverload:
+    """The custom op an auto_functionalized(_v2) node calls; ReinplaceInputError naming the
+    node when it calls no operator overload, or one torch cannot auto-functionalize."""
+    where = f"node {node.name!r} ({hop})"
+    if len(node.args) != 1 or not isinstance(node.args[0], torch._ops.OpOverload):
+        raise ReinplaceInputError(
+            f"{where}: only {hop} of an operator overload is supported, "
+            f"got {node.args[0] if node.args else None!r}"
+        )
+    op = node.args[0]
+    if not auto_functionalize.can_auto_functionalize(op):
+        raise ReinplaceInputError(f"{where}: {op} cannot be auto-functionalized")
+    return op
 
 
 def view_val(view_op: Any, base: Node, args: tuple, kwargs: dict) -> Any:

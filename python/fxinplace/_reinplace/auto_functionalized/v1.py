@@ -49,6 +49,7 @@ from torch.fx import Graph, GraphModule, Node
 from fxinplace._reinplace.errors import ReinplaceInputError
 from fxinplace._reinplace.fx_edit import (
     arrange,
+    custom_op_called,
     give_direct_call_its_value,
     like,
     replace_node,
@@ -98,14 +99,7 @@ class AFv1Call:
 def read_v1_call(node: Node) -> AFv1Call:
     """Decode an auto_functionalized node; ReinplaceInputError naming it when it is malformed."""
     where = f"node {node.name!r} (auto_functionalized)"
-    if len(node.args) != 1 or not isinstance(node.args[0], torch._ops.OpOverload):
-        raise ReinplaceInputError(
-            f"{where}: only auto_functionalized of an operator overload is supported, "
-            f"got {node.args[0] if node.args else None!r}"
-        )
-    op = node.args[0]
-    if not af_impl.can_auto_functionalize(op):
-        raise ReinplaceInputError(f"{where}: {op} cannot be auto-functionalized")
+    op = custom_op_called(node, "auto_functionalized")
     kwargs = dict(node.kwargs)
     schema_names = [arg.name for arg in op._schema.arguments]
     unknown = sorted(k for k in kwargs if k not in schema_names and k != _ONLY_CLONE)

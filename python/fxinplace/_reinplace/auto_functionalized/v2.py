@@ -31,6 +31,7 @@ from torch.fx import GraphModule, Node
 from fxinplace._reinplace.errors import ReinplaceInputError
 from fxinplace._reinplace.fx_edit import (
     arrange,
+    custom_op_called,
     give_direct_call_its_value,
     like,
     replace_node,
@@ -84,14 +85,7 @@ class AFv2Call:
 def read_call(node: Node) -> AFv2Call:
     """Decode an AFv2 node; ReinplaceInputError naming it when it is malformed."""
     where = f"node {node.name!r} (auto_functionalized_v2)"
-    if len(node.args) != 1 or not isinstance(node.args[0], torch._ops.OpOverload):
-        raise ReinplaceInputError(
-            f"{where}: only auto_functionalized_v2 of an operator overload is supported, "
-            f"got {node.args[0] if node.args else None!r}"
-        )
-    op = node.args[0]
-    if not afv2_impl.can_auto_functionalize(op):
-        raise ReinplaceInputError(f"{where}: {op} cannot be auto-functionalized")
+    op = custom_op_called(node, "auto_functionalized_v2")
     kwargs = dict(node.kwargs)
     bases = kwargs.get("_all_bases")
     if not isinstance(bases, (list, tuple)) or not all(b is None or isinstance(b, Node) for b in bases):
