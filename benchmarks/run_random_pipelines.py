@@ -3,6 +3,7 @@
     python benchmarks/run_random_pipelines.py --count 10000 --jobs 2
     python benchmarks/run_random_pipelines.py --count 500 --minimize          # with minimal repros
     python benchmarks/run_random_pipelines.py --count 200 --reinplace broken  # self-check
+    python benchmarks/run_random_pipelines.py --seeds 49 275 549              # just these programs
 
 For every seed, ``fxinplace.testing.random.programs.generate(seed)`` builds a program and
 ``fxinplace.testing.harness.pipelines.check_program`` runs it through every pipeline (eager
@@ -46,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--count", type=int, default=10000, help="number of programs (default 10000)")
     ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    ap.add_argument("--seeds", type=int, nargs="+", help="exactly these seeds (instead of --start/--count)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--minimize", action="store_true", help="print a minimised program per failure signature")
     ap.add_argument("--reinplace", choices=("fxinplace", "broken"), default="fxinplace")
@@ -56,11 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     warnings.simplefilter("ignore")
 
     reinplace = inplace_first_candidate if args.reinplace == "broken" else None
-    seeds = range(args.start, args.start + args.count)
-    print(
-        f"checking {len(seeds)} programs (seeds {seeds.start}..{seeds.stop - 1}), jobs={args.jobs}",
-        flush=True,
-    )
+    seeds = sorted(set(args.seeds)) if args.seeds else list(range(args.start, args.start + args.count))
+    print(f"checking {len(seeds)} programs (seeds {seeds[0]}..{seeds[-1]}), jobs={args.jobs}", flush=True)
     campaign = run_seeds(
         seeds,
         jobs=args.jobs,

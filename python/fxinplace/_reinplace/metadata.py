@@ -100,19 +100,23 @@ def attr_of(gm: GraphModule, target: str) -> Any:
 
 
 class _MetaInputs:
-    """Meta copies of real tensors that keep which of them share a storage."""
+    """Meta copies of real tensors that keep which of them share a storage, whatever their
+    dtypes: `x` and `x.view(torch.int32)` passed as two inputs are one storage here too
+    (random pipelines seed 2316: taken for two, an input was written before the other,
+    which views the same bytes, was read)."""
 
     def __init__(self) -> None:
-        self._bases: dict[int, torch.Tensor] = {}
+        self._bytes: dict[int, torch.Tensor] = {}
 
     def convert(self, t: torch.Tensor) -> torch.Tensor:
         key = t.untyped_storage()._cdata
-        base = self._bases.get(key)
-        if base is None or base.dtype != t.dtype:
-            numel = t.untyped_storage().nbytes() // max(t.element_size(), 1)
-            base = torch.empty(numel, dtype=t.dtype, device="meta")
-            self._bases.setdefault(key, base)
-        return base.as_strided(t.shape, t.stride(), t.storage_offset())
+        raw = self._bytes.get(key)
+        if raw is None:
+            raw = torch.empty(t.untyped_storage().nbytes(), dtype=torch.uint8, device="meta")
+            self._bytes[key] = raw
+        item = t.element_size()
+        typed = raw[: raw.numel() - raw.numel() % item].view(t.dtype)
+        return typed.as_strided(t.shape, t.stride(), t.storage_offset())
 
 
 def vals_describe(gm: GraphModule, sample_args: tuple) -> bool:

@@ -166,6 +166,33 @@ def test_another_operand_aliasing_the_written_input_is_refused() -> None:
         _same_results(fn, args, gm)
 
 
+def test_an_input_viewed_by_another_input_as_another_dtype_is_not_written_early() -> None:
+    """Random pipelines seed 2316: `x1 = x0.view(torch.int32)` passed beside `x0`. The pass
+    read the two as separate memory (each input's meta copy had its own storage when the
+    dtypes differed), so it computed `abs` in x1's memory, and `x0 * 2` read the result."""
+
+    def f(x0, x1):
+        x1.abs_()
+        return x0 * 2
+
+    x0 = torch.tensor([-1.5, 2.0, -3.0])
+    args = (x0, x0.view(torch.int32))
+    gm = make_fx(torch.func.functionalize(f))(*args)
+    want = gm(*[a.clone() for a in _shared_clone(args)])
+    decisions = {
+        d.node: d for d in fxinplace.reinplace_report(gm, *args, policy="compile", check=True).decisions
+    }
+    assert decisions["abs_1"].action == "keep", gm.code
+    got = gm(*_shared_clone(args))
+    assert torch.equal(got, want), gm.code
+
+
+def _shared_clone(args):
+    """Fresh copies of (x0, x0.view(int32)) that still share memory."""
+    x0 = args[0].clone()
+    return (x0, x0.view(torch.int32))
+
+
 def test_the_checker_catches_wrong_destinations() -> None:
     """The checker accepts `b.foo_(a)` for `foo(a, b)` only for commutative foo, and
     `foo.out(..., out=b)` only where b's old value is not read afterwards."""
