@@ -42,6 +42,39 @@ void Walk::summarise_layout_uses() {
     layout_needs_[parent] = std::max(layout_needs_[parent], need);
   }
   summarise_computed_layouts();
+  summarise_offset_reads();
+}
+
+// offset_read_[n]: as_strided (or as_strided_scatter) reads n's storage
+// offset, through views of n and through scatters into n, whose results keep
+// their base's geometry, storage offset included (ATen clones the base with
+// its strides and offset). A computed result starts at offset 0 whatever its
+// inputs', so the chain stops there. Random pipelines seed 899:
+//   d = floor_divide(x[1:], 2)         # fresh: offset 0; in place: x[1:]'s, 1
+//   s = scatter(d, 0, i, ones)         # in place into d: s at offset 1 too
+//   t = select_scatter(s, v, 0, 3)     # t: s's geometry, offset included
+//   as_strided_scatter(t, w, [5], [3], 0)   # from t's storage start: 1 element off
+// layout_differs compares strides only; this is the offset's own check.
+void Walk::summarise_offset_reads() {
+  offset_read_.assign(g_.size(), false);
+  for (NodeId u = static_cast<NodeId>(g_.size()) - 1; u >= 0; --u) {
+    const Node& user = g_.at(u);
+    for (NodeId op : user.absolute_layout_reads) offset_read_[static_cast<size_t>(op)] = true;
+    if (user.layout_use == LayoutUse::kAbsolute && user.layout_parent != kNoNode)
+      offset_read_[static_cast<size_t>(user.layout_parent)] = true;
+    if (!offset_read_[static_cast<size_t>(u)]) continue;
+    if (user.layout_parent != kNoNode && aliases_parent(u))
+      offset_read_[static_cast<size_t>(user.layout_parent)] = true;
+    if (user.scatter.kind != ScatterKind::kNone && user.self != kNoNode)
+      offset_read_[static_cast<size_t>(user.self)] = true;
+  }
+}
+
+// Would `moved`'s value start at another storage offset in `home`'s memory?
+// Unknown counts as yes.
+bool Walk::offset_moves(NodeId moved, NodeId home) {
+  auto to = effective_geom(home);
+  return !to || !value(moved) || !(own_geom(moved).offset == to->offset);
 }
 
 // Re-inplacing gives a result `self`'s layout. Views of it are followed

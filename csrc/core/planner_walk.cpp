@@ -128,7 +128,8 @@ Decision Walk::try_slot(NodeId i, size_t k) {
   std::vector<NodeId> removable;
   if (auto refused = check_pending_scatters(i, self->storage, removable)) return *refused;
   if (layout_change_is_visible(i, target) ||
-      (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, target)))
+      (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, target)) ||
+      (offset_read_[static_cast<size_t>(i)] && offset_moves(i, target)))
     return refuse(Reason::kLayoutSensitiveUse);
   if (auto refused = inductor_refuses_write(i, slot, i, node.results.empty() ? -1 : node.results[0].storage))
     return *refused;
@@ -170,6 +171,7 @@ bool Walk::inverts_a_view(NodeId j, StorageId s) {
   const Node& sc = g_.at(j);
   if (kept_[static_cast<size_t>(j)] || sc.self == kNoNode) return false;
   if (layout_change_is_visible(j, rep(sc.self))) return false;
+  if (offset_read_[static_cast<size_t>(j)] && offset_moves(j, rep(sc.self))) return false;
   const TensorValue* base = value(rep(sc.self));
   if (!base) return false;
   auto replay = inverted_view(sc, g_.geometries().at(base->geom));

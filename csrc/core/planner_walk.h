@@ -60,6 +60,8 @@ class Walk {
   // ---- planner_layout.cpp
   void summarise_layout_uses();
   void summarise_computed_layouts();
+  void summarise_offset_reads();
+  bool offset_moves(NodeId moved, NodeId home);
   bool layout_change_is_visible(NodeId moved, NodeId home);
   bool covers_its_buffer(NodeId t);
   bool layout_differs(NodeId moved, NodeId home);
@@ -109,6 +111,7 @@ class Walk {
   std::vector<LayoutUse> layout_needs_;
   std::vector<std::vector<NodeId>> layout_children_;
   std::vector<bool> layout_reaches_;
+  std::vector<bool> offset_read_;
   // PlanOptions::inductor: the scatter whose source each scatter is, when it
   // writes back into a view of that scatter's base (a nested pair), and the
   // graph input a write-back copy_ copies each value into.

@@ -182,7 +182,12 @@ def _propagate(
                 # A write-back into an input (validated), or wait_tensor: its
                 # result is its first argument.
                 env[node] = _map(node.args[0], env)
-            elif use_vals and info.result_is_fresh and "val" in node.meta:
+            elif (
+                use_vals
+                and info.result_is_fresh
+                and "val" in node.meta
+                and _offset_as_recorded(node, info, env)
+            ):
                 val = node.meta["val"]
                 if not static_value(val):
                     raise NeedsFake
@@ -195,6 +200,19 @@ def _propagate(
                 except Exception as e:
                     raise NeedsFake from e
     return env
+
+
+def _offset_as_recorded(node: Node, info: Any, env: dict[Node, Any]) -> bool:
+    """A real trace records each result as fresh memory at offset 0 (make_fx snapshots only
+    its sizes and strides). Right but for ops whose result keeps `self`'s storage offset
+    (random pipelines seed 899: a slice_scatter of `x[1:]` starts at offset 1); those run
+    on meta tensors where self does not start at 0."""
+    if not info.keeps_self_geometry or not node.args:
+        return True
+    self_value = env.get(node.args[0]) if isinstance(node.args[0], Node) else None
+    if type(self_value) is Fresh or not isinstance(self_value, torch.Tensor):
+        return True  # itself recorded at offset 0, or not a tensor here
+    return self_value.storage_offset() == 0
 
 
 def _recorded_view(node: Node, env: dict[Node, Any]) -> torch.Tensor | None:
