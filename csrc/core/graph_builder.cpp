@@ -48,6 +48,7 @@ NodeId GraphBuilder::op(std::string name, const OpTraits& traits, std::optional<
   n.indexed_write = traits.indexed_write;
   n.collective = traits.collective;
   n.reads_memory = traits.reads_memory;
+  n.keeps_self_geometry = traits.keeps_self_geometry;
   n.layout_use = traits.layout_use;
   n.self = self ? *self : kNoNode;
   n.operands = std::move(operands);

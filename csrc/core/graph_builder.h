@@ -46,6 +46,7 @@ struct OpTraits {
   bool indexed_write = false;
   bool collective = false;
   bool reads_memory = true;
+  bool keeps_self_geometry = false;
 };
 
 // A `*_scatter` call: `args` when every view argument is known (ints, sizes,

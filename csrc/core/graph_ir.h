@@ -118,6 +118,9 @@ struct Node {
   // False for ops that read only a tensor's metadata (sym_size, ...): they use
   // no memory, so they never keep a buffer alive.
   bool reads_memory = true;
+  // Fresh memory laid out exactly as `self`, storage offset included (the
+  // `*_scatter` ops, the functional copy): a move of self moves it too.
+  bool keeps_self_geometry = false;
   // How much a view (or as_strided_scatter, for its base) depends on its
   // input's memory layout rather than its logical elements. Re-inplacing
   // moves a result into `self`'s layout, which such users would notice.

@@ -156,6 +156,7 @@ void write_node(std::ostringstream& out, const Graph& g, NodeId id) {
   if (n.compiler_lacks_inplace) out << " lacks_inplace_lowering";
   if (n.compiler_opaque) out << " compiler_opaque";
   if (!n.reads_memory) out << " no_reads";
+  if (n.keeps_self_geometry) out << " keeps_self_geometry";
   if (!n.operands.empty())
     out << " operands=" << join(n.operands, [](NodeId o) { return std::to_string(o); });
   if (!n.absolute_layout_reads.empty())
@@ -224,6 +225,8 @@ void read_field(Graph& g, Node& n, const std::string& token) {
     n.compiler_opaque = true;
   else if (key == "no_reads")
     n.reads_memory = false;
+  else if (key == "keeps_self_geometry")
+    n.keeps_self_geometry = true;
   else if (key == "operands")
     for (const std::string& o : split(value, ',')) n.operands.push_back(std::stoi(o));
   else if (key == "absolute")

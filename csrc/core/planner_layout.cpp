@@ -45,10 +45,11 @@ void Walk::summarise_layout_uses() {
   summarise_offset_reads();
 }
 
-// offset_read_[n]: as_strided (or as_strided_scatter) reads n's storage
-// offset, through views of n and through scatters into n, whose results keep
-// their base's geometry, storage offset included (ATen clones the base with
-// its strides and offset). A computed result starts at offset 0 whatever its
+// offset_read_[n]: as_strided (as_strided_scatter, an auto_functionalized_v2
+// base viewed through as_strided) reads n's storage offset, through views of
+// n and through scatters into n and copies of it, whose results keep self's
+// geometry, storage offset included (ATen clones self with its strides and
+// offset). A computed result starts at offset 0 whatever its
 // inputs', so the chain stops there. Random pipelines seed 899:
 //   d = floor_divide(x[1:], 2)         # fresh: offset 0; in place: x[1:]'s, 1
 //   s = scatter(d, 0, i, ones)         # in place into d: s at offset 1 too
@@ -65,8 +66,7 @@ void Walk::summarise_offset_reads() {
     if (!offset_read_[static_cast<size_t>(u)]) continue;
     if (user.layout_parent != kNoNode && aliases_parent(u))
       offset_read_[static_cast<size_t>(user.layout_parent)] = true;
-    if (user.scatter.kind != ScatterKind::kNone && user.self != kNoNode)
-      offset_read_[static_cast<size_t>(user.self)] = true;
+    if (user.keeps_self_geometry && user.self != kNoNode) offset_read_[static_cast<size_t>(user.self)] = true;
   }
 }
 

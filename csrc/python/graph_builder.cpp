@@ -48,6 +48,7 @@ OpTraits traits(const OpFacts& facts) {
   t.indexed_write = facts.indexed_write;
   t.collective = facts.collective;
   t.reads_memory = facts.reads_memory;
+  t.keeps_self_geometry = facts.keeps_self_geometry;
   return t;
 }
 

@@ -101,6 +101,7 @@ void bind_op_facts(py::module_& m) {
       .def_readonly("aliases_without_annotation", &tb::OpFacts::aliases_without_annotation)
       .def_readonly("returns_its_input", &tb::OpFacts::returns_its_input)
       .def_readonly("reads_memory", &tb::OpFacts::reads_memory)
+      .def_readonly("keeps_self_geometry", &tb::OpFacts::keeps_self_geometry)
       .def_readonly("is_resize", &tb::OpFacts::is_resize)
       .def_readonly("indexed_write", &tb::OpFacts::indexed_write)
       .def_readonly("collective", &tb::OpFacts::collective)

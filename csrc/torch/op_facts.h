@@ -40,6 +40,10 @@ struct OpFacts {
   bool returns_its_input = false;
   // Reads only its argument's metadata (sym_size, ...): no use of its memory.
   bool reads_memory = true;
+  // The result is fresh memory laid out exactly as `self`, storage offset
+  // included (ATen clones self with its strides and offset): the `*_scatter`
+  // ops and the functional copy.
+  bool keeps_self_geometry = false;
   bool is_resize = false;      // aten::resize (functional resize_)
   bool indexed_write = false;  // index_put, _unsafe_index_put
   bool collective = false;     // a _c10d_functional collective with an in-place form

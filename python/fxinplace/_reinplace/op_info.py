@@ -24,9 +24,7 @@ class OpInfo:
     mutates: bool
     passes_its_input_through: bool  # mutates (a write-back) or returns_its_input (wait_tensor)
     result_is_fresh: bool  # neither a view nor an alias the schema does not annotate
-    # Fresh memory laid out exactly as `self`, storage offset included (ATen clones self
-    # with its strides and offset): the *_scatter ops and the functional copy.
-    keeps_self_geometry: bool
+    keeps_self_geometry: bool  # fresh memory laid out as `self`, offset included
     single_view: bool  # returns one view of its first argument
     first_arg_name: str
     self_is_tensor: bool
@@ -69,8 +67,7 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         passes_its_input_through=facts.mutates or facts.returns_its_input,
         result_is_fresh=facts.view == _C.planner.ViewKind.NONE and not facts.aliases_without_annotation,
         single_view=facts.view == _C.planner.ViewKind.SINGLE and not facts.returns_its_input,
-        keeps_self_geometry=facts.scatter != _C.planner.ScatterKind.NONE
-        or (schema.name == "aten::copy" and schema.overload_name == ""),
+        keeps_self_geometry=facts.keeps_self_geometry,
         first_arg_name=facts.first_arg_name,
         self_is_tensor=facts.self_is_tensor,
         scatter=facts.scatter,

@@ -422,17 +422,28 @@ def _storage_offset_read_downstream(x):
     return torch.as_strided_scatter(s, torch.full((3,), -1, dtype=x.dtype), (3,), (3,), 0)
 
 
+def _storage_offset_read_through_a_copy(x):
+    # Seed 2193's shape: the functional copy keeps d's offset as the scatter does.
+    c = torch.ops.aten.copy.default(x, x * 3)
+    d = c + 1
+    e = torch.ops.aten.copy.default(d, d)
+    return torch.as_strided_scatter(e, torch.full((3,), -1, dtype=x.dtype), (3,), (3,), 0)
+
+
 @pytest.mark.parametrize("policy", ["stock", "compile", "inductor"])
-def test_a_storage_offset_read_through_a_scatter_is_kept(policy: str) -> None:
-    """Random pipelines seed 899: a real trace records every result at storage offset 0,
-    which the functional copy and the *_scatter ops do not keep; and moving a result to
-    another offset was checked only where views or as_strided read it directly."""
+@pytest.mark.parametrize(
+    "fn", [_storage_offset_read_downstream, _storage_offset_read_through_a_copy], ids=lambda f: f.__name__
+)
+def test_a_storage_offset_read_through_a_scatter_is_kept(fn, policy: str) -> None:
+    """Random pipelines seeds 899 and 2193: a real trace records every result at storage
+    offset 0, which the functional copy and the *_scatter ops do not keep; and moving a
+    result to another offset was checked only where views or as_strided read it directly."""
 
     def args():
         return (torch.arange(16)[1:-1],)
 
-    want = _storage_offset_read_downstream(*args())
-    gm = make_fx(_storage_offset_read_downstream)(*args())
+    want = fn(*args())
+    gm = make_fx(fn)(*args())
     assert torch.equal(gm(*args()), want)
     fxinplace.reinplace(gm, *args(), check=True, policy=policy)
     assert torch.equal(gm(*args()), want), gm.code
