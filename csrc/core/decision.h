@@ -31,6 +31,9 @@ enum class Action : uint8_t {
   X(kInputShared, "input_shared", "self is a graph input sharing storage with another input")            \
   X(kInputNotWrittenBack, "input_not_written_back",                                                      \
     "self is a graph input the program does not write back (no copy_ into it after the op)")             \
+  X(kWritesOutsideInput, "writes_outside_input",                                                         \
+    "the write reaches storage of a graph input outside its elements, which its write-back does not "    \
+    "restore")                                                                                           \
   X(kResultReadAfterWriteBack, "result_read_after_write_back",                                           \
     "self is a graph input; the result would be read after the input's write-back, or returned")         \
   X(kSelfRepeated, "self_repeated", "self is passed to the op more than once")                           \

@@ -44,6 +44,7 @@ std::optional<Decision> Walk::check_write(NodeId i, const WriteSlot& slot, NodeI
     bool may_reuse = node.kind == NodeKind::kAutoFunctionalized || options_.reuse_written_back_inputs;
     if (c.has_constant || !may_reuse) return refuse(Reason::kSelfIsInput);
     if (auto refused = check_input_written_back(i, target, holder)) return refused;
+    if (!writes_within_input(i, slot)) return refuse(Reason::kWritesOutsideInput);
     written_back = true;
   }
   if (auto refused = check_other_operands(i, slot, elementwise)) return refused;
@@ -87,6 +88,48 @@ std::optional<Decision> Walk::check_input_written_back(NodeId i, NodeId target, 
   if (copies_the_result && !result_class.returned) return std::nullopt;
   if (result_class.last_read > back) return refuse(Reason::kResultReadAfterWriteBack, result_class.last_read);
   return std::nullopt;
+}
+
+// The write-back copy_(x, v) restores exactly x's elements. A write into x's
+// storage elsewhere (as_strided reaching into the gaps of a strided input) is
+// one the functional graph never makes:
+//   x = base[::2]                            # elements 0, 2, 4 of the storage
+//   y = as_strided_scatter(x, s, [2], [1], 0)    ->  as_strided(x, [2], [1], 0).copy_(s)
+//   copy_(x, y)                                  # storage element 1 written
+// Views other than as_strided stay within their base's elements.
+bool Walk::writes_within_input(NodeId i, const WriteSlot& slot) {
+  const Node& node = g_.at(i);
+  NodeId target = rep(slot.target);
+  bool absolute = node.scatter.kind == ScatterKind::kAsStrided;
+  NodeId input = target;
+  for (NodeId c = target; c != kNoNode; c = g_.at(c).view_of) {
+    absolute = absolute || g_.at(c).layout_use == LayoutUse::kAbsolute;
+    input = c;
+  }
+  if (!absolute) return true;
+  if (g_.at(input).kind != NodeKind::kInput || !value(input) || !value(target)) return false;
+  auto target_geom = effective_geom(target);
+  if (!target_geom) return false;
+  std::optional<Geometry> written = target_geom;
+  if (node.scatter.kind == ScatterKind::kAsStrided) written = inverted_view(node, *target_geom);
+  const Geometry& whole = own_geom(input);
+  if (!written || value(input)->dtype != value(target)->dtype) return false;
+  if (written->same_elements(whole)) return true;
+  // Within a dense input's span, every element is the input's.
+  auto span = [](const Geometry& g) -> std::optional<std::pair<Int, Int>> {
+    if (!g.is_known() || !g.offset.is_known()) return std::nullopt;
+    Int lo = g.offset.value(), hi = g.offset.value();
+    for (size_t d = 0; d < g.sizes.size(); ++d) {
+      if (g.sizes[d].value() == 0) return std::make_pair(Int(0), Int(-1));
+      Int reach = (g.sizes[d].value() - 1) * g.strides[d].value();
+      (reach < 0 ? lo : hi) += reach;
+    }
+    return std::make_pair(lo, hi);
+  };
+  auto w = span(*written);
+  auto x = span(whole);
+  if (!w || !x || !whole.non_overlapping_and_dense()) return false;
+  return w->second < w->first || (x->first <= w->first && w->second <= x->second);
 }
 
 // The node's other operands while it writes the slot: one occurrence of each

@@ -38,6 +38,7 @@ class Walk {
   std::optional<Decision> check_pending_scatters(NodeId i, StorageId s, std::vector<NodeId>& removable);
   bool inverts_a_view(NodeId j, StorageId s);
   bool scatter_base_overlaps(NodeId j) const;
+  bool writes_within_input(NodeId i, const WriteSlot& slot);
   void remove_scatter(NodeId j);
 
   // ---- planner_slots.cpp

@@ -224,6 +224,8 @@ class Reason:
 
       INPUT_NOT_WRITTEN_BACK
 
+      WRITES_OUTSIDE_INPUT
+
       RESULT_READ_AFTER_WRITE_BACK
 
       SELF_REPEATED
@@ -289,6 +291,7 @@ class Reason:
     SHAPE_MISMATCH: typing.ClassVar[Reason]
     USED_LATER: typing.ClassVar[Reason]
     VIEW: typing.ClassVar[Reason]
+    WRITES_OUTSIDE_INPUT: typing.ClassVar[Reason]
     __members__: typing.ClassVar[dict[str, Reason]]
     def __eq__(self, other: typing.Any) -> bool: ...
     def __getstate__(self) -> int: ...

@@ -193,6 +193,28 @@ def _shared_clone(args):
     return (x0, x0.view(torch.int32))
 
 
+def test_a_write_into_the_gaps_of_a_strided_input_is_not_made_in_place() -> None:
+    """Random pipelines seeds 642 and 1129: as_strided of a strided input reaches storage
+    between its elements. torch.func.functionalize writes back only the input's elements;
+    written in place, the as_strided_scatter would also change the storage in between."""
+
+    def f(x):
+        x.as_strided((2,), (1,), x.storage_offset()).mul_(2)
+        return x + 1
+
+    def args():
+        return (torch.arange(6.0)[::2],)
+
+    gm = make_fx(torch.func.functionalize(f))(*args())
+    base = args()[0]._base
+    want_base = base.clone()
+    want = gm(want_base[::2])
+    report = fxinplace.reinplace_report(gm, *args(), policy="compile", check=True)
+    assert "writes_outside_input" in {d.reason_code for d in report.decisions}, gm.code
+    got_base = base.clone()
+    assert torch.equal(gm(got_base[::2]), want) and torch.equal(got_base, want_base), gm.code
+
+
 def test_the_checker_catches_wrong_destinations() -> None:
     """The checker accepts `b.foo_(a)` for `foo(a, b)` only for commutative foo, and
     `foo.out(..., out=b)` only where b's old value is not read afterwards."""
