@@ -447,3 +447,21 @@ def test_a_storage_offset_read_through_a_scatter_is_kept(fn, policy: str) -> Non
     assert torch.equal(gm(*args()), want)
     fxinplace.reinplace(gm, *args(), check=True, policy=policy)
     assert torch.equal(gm(*args()), want), gm.code
+
+
+@pytest.mark.parametrize("shape", [(), (3,)], ids=["0-d", "1-d"])
+def test_an_operand_viewing_self_as_another_dtype_is_not_self(shape) -> None:
+    """Random pipelines seed 3869: `t - t.real` on a complex t. The real parts, a float
+    view of t's memory, have t's geometry when t is 0-d (offset 0, no dims), which the pass
+    took for "exactly self's elements" (fine for an elementwise op); written in place, the
+    kernel reads real parts it has already overwritten."""
+
+    def f(x):
+        t = x * 2
+        return torch.sub(t, t.real)
+
+    x = torch.tensor([1.0 + 2.0j, -3.0 + 0.5j, 2.0 - 1.0j])[: (shape[0] if shape else 1)].reshape(shape)
+    want = f(x.clone())
+    gm = make_fx(f)(x.clone())
+    fxinplace.reinplace(gm, x.clone(), check=True)
+    assert torch.equal(gm(x.clone()), want), gm.code
