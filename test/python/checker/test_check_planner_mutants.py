@@ -64,6 +64,19 @@ def _rejected(functional, gm, args) -> fxinplace.ReinplaceCheckError:
     return info.value
 
 
+def _in_place_and_scatter_removed(fn, args, functional_op, inplace_op):
+    """The mutant's plan for `fn`: its one `functional_op` node made `inplace_op` (into the
+    view it reads) and its one scatter removed as a no-op; and the functional graph."""
+    gm = _trace(fn, *args)
+    functional = copy_functional(gm)
+    [op] = [n for n in gm.graph.nodes if n.target is functional_op]
+    [scatter] = [n for n in gm.graph.nodes if n.target in SCATTERS]
+    op.target = inplace_op
+    scatter.replace_all_uses_with(scatter.args[0])
+    gm.graph.erase_node(scatter)
+    return gm, functional
+
+
 # ----------------------------------------------------------------------------
 # (a) a scatter into another view than the one its source was computed in
 
@@ -140,13 +153,7 @@ def test_the_mutants_plan_is_caught(fn):
     # The mutant: mul made in place into the view it reads (y[0:2] *= 2) and the
     # scatter, taken for a no-op, removed: the result has a's values in the wrong place.
     args = _view_args(fn)
-    gm = _trace(fn, *args)
-    functional = copy_functional(gm)
-    [mul] = [n for n in gm.graph.nodes if n.target is aten.mul.Tensor]
-    [scatter] = [n for n in gm.graph.nodes if n.target in SCATTERS]
-    mul.target = aten.mul_.Tensor
-    scatter.replace_all_uses_with(scatter.args[0])
-    gm.graph.erase_node(scatter)
+    gm, functional = _in_place_and_scatter_removed(fn, args, aten.mul.Tensor, aten.mul_.Tensor)
     error = _rejected(functional, gm, args)
     assert error.reason == "wrong_value" and error.node == "output", error
     gm.recompile()
@@ -266,13 +273,7 @@ def test_the_expanded_base_mutants_plan_is_caught(fn):
     # The mutant: the unary op made in place into the view and the scatter removed (a
     # slice of the expand overlaps itself, so ATen itself rejects its mutant).
     args = _expanded_args()
-    gm = _trace(fn, *args)
-    functional = copy_functional(gm)
-    [unary] = [n for n in gm.graph.nodes if n.target is aten.sign.default]
-    [scatter] = [n for n in gm.graph.nodes if n.target in SCATTERS]
-    unary.target = aten.sign_.default
-    scatter.replace_all_uses_with(scatter.args[0])
-    gm.graph.erase_node(scatter)
+    gm, functional = _in_place_and_scatter_removed(fn, args, aten.sign.default, aten.sign_.default)
     _rejected(functional, gm, args)
     gm.recompile()
     assert not torch.equal(gm(*_clones(args)), fn(*_clones(args)))
