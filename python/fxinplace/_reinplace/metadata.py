@@ -103,20 +103,27 @@ class _MetaInputs:
     """Meta copies of real tensors that keep which of them share a storage, whatever their
     dtypes: `x` and `x.view(torch.int32)` passed as two inputs are one storage here too
     (random pipelines seed 2316: taken for two, an input was written before the other,
-    which views the same bytes, was read)."""
+    which views the same bytes, was read). A copy of another dtype gets a meta base of its
+    own, recorded in `same` as the first one's storage (inside AOTAutograd's compile, a
+    dtype view of a meta tensor made here trips torch's argument parser)."""
 
     def __init__(self) -> None:
-        self._bytes: dict[int, torch.Tensor] = {}
+        self._bases: dict[int, torch.Tensor] = {}
+        self._first: dict[int, int] = {}
+        self.same: dict[int, int] = {}
 
     def convert(self, t: torch.Tensor) -> torch.Tensor:
         key = t.untyped_storage()._cdata
-        raw = self._bytes.get(key)
-        if raw is None:
-            raw = torch.empty(t.untyped_storage().nbytes(), dtype=torch.uint8, device="meta")
-            self._bytes[key] = raw
-        item = t.element_size()
-        typed = raw[: raw.numel() - raw.numel() % item].view(t.dtype)
-        return typed.as_strided(t.shape, t.stride(), t.storage_offset())
+        nbytes = t.untyped_storage().nbytes()
+        base = self._bases.get((key, t.dtype))  # type: ignore[call-overload]
+        if base is None:
+            base = torch.empty(nbytes // max(t.element_size(), 1), dtype=t.dtype, device="meta")
+            self._bases[(key, t.dtype)] = base  # type: ignore[index]
+            mine = base.untyped_storage()._cdata
+            first = self._first.setdefault(key, mine)
+            if first != mine:
+                self.same[mine] = first
+        return base.as_strided(t.shape, t.stride(), t.storage_offset())
 
 
 def vals_describe(gm: GraphModule, sample_args: tuple) -> bool:
@@ -160,9 +167,13 @@ def _run(node: Node, env: dict[Node, Any], runners: Mapping[Node, Callable[..., 
 
 
 def _propagate(
-    gm: GraphModule, sample_args: tuple, runners: Mapping[Node, Callable[..., Any]], *, use_vals: bool
+    gm: GraphModule,
+    sample_args: tuple,
+    runners: Mapping[Node, Callable[..., Any]],
+    *,
+    use_vals: bool,
+    inputs: _MetaInputs,
 ) -> dict[Node, Any]:
-    inputs = _MetaInputs()
     env: dict[Node, Any] = {}
     args_iter = iter(sample_args)
     for node in gm.graph.nodes:
@@ -439,6 +450,8 @@ def propagate(
         else:
             return Metadata(env, "symbolic", _shared_placeholder_storages(gm, sample_args))
     try:
-        return Metadata(_propagate(gm, sample_args, runners, use_vals=vals_describe(gm, sample_args)), "meta")
+        inputs = _MetaInputs()
+        env = _propagate(gm, sample_args, runners, use_vals=vals_describe(gm, sample_args), inputs=inputs)
+        return Metadata(env, "meta", inputs.same)
     except NeedsFake:
         return Metadata(_propagate_fake(gm, sample_args, runners), "fake")
