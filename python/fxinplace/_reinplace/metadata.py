@@ -108,17 +108,17 @@ class _MetaInputs:
     dtype view of a meta tensor made here trips torch's argument parser)."""
 
     def __init__(self) -> None:
-        self._bases: dict[int, torch.Tensor] = {}
+        self._bases: dict[tuple[int, torch.dtype], torch.Tensor] = {}
         self._first: dict[int, int] = {}
         self.same: dict[int, int] = {}
 
     def convert(self, t: torch.Tensor) -> torch.Tensor:
         key = t.untyped_storage()._cdata
         nbytes = t.untyped_storage().nbytes()
-        base = self._bases.get((key, t.dtype))  # type: ignore[call-overload]
+        base = self._bases.get((key, t.dtype))
         if base is None:
             base = torch.empty(nbytes // max(t.element_size(), 1), dtype=t.dtype, device="meta")
-            self._bases[(key, t.dtype)] = base  # type: ignore[index]
+            self._bases[(key, t.dtype)] = base
             mine = base.untyped_storage()._cdata
             first = self._first.setdefault(key, mine)
             if first != mine:
