@@ -189,12 +189,21 @@ class Walk {
     return false;
   }
 
-  // Inductor realizes a node whose operand is mutated before the write runs.
+  // Inductor realizes a node whose operand is mutated before the write runs,
+  // and a node whose own result is mutated before it (an extern op writing
+  // into it in place, e.g. an auto_functionalized op Inductor reinplaces into
+  // a dead buffer): the mutation needs the buffer to exist.
+  //
+  //     s = sub(fill, neg)          # kernel 1 writes s
+  //     af = auto_functionalized_v2(op_, _all_bases=[s])   # extern: op_(s[0])
+  //     copy_(x, af[1])             # kernel 2 reads s: not fused with kernel 1
   bool realized(int32_t p) {
     const auto known = realized_.find(p);
     if (known != realized_.end()) return known->second;
     bool r = false;
     for (const Operand& q : graph_.nodes[p].reads) r = r || written_between_(q.ref.storage, p, write_);
+    for (const Effect& e : graph_.nodes[p].effects)
+      r = r || (e.kind != EffectKind::kGrow && written_between_(e.dst.storage, p, write_));
     realized_.emplace(p, r);
     return r;
   }

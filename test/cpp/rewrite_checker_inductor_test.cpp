@@ -188,6 +188,27 @@ TEST(RewriteCheckerInductor, AProducerWhoseOperandIsWrittenBeforeTheWriteIsReali
   expect_ok(t.check());
 }
 
+// r = rev(a); ext_(r[0]) (an extern op writing r's first element in place, as
+// an auto_functionalized op Inductor reinplaces); a.op_(r): the mutation needs
+// r's buffer, so Inductor realizes rev before it and never fuses it into op_
+// (random pipelines seed 1567).
+TEST(RewriteCheckerInductor, AProducerWhoseResultIsMutatedByAnExternIsRealized) {
+  Mirror t;
+  const int32_t rev = t.slot("rev", {2, 2}), ext = t.slot("ext", {}), op = t.slot("op", {2, 2});
+  const int32_t a = t.storage(16), r = t.storage(16);
+  t.add(code(node("clone", {operand("self", "x_1", mat(0))}, {copy(mat(a), mat(0))}),
+             InductorCode::kPointwise));
+  t.add(code(node("rev", {operand("self", "clone", mat(a))}, {fill(mat(r), rev)}), InductorCode::kAnyIndex));
+  const TensorRef first = strided(r, {}, {});
+  t.add(code(inplace(node("ext_", {operand("self", "rev", first)}, {fill(first, ext)})),
+             InductorCode::kExtern));
+  t.add(code(inplace(node("op", {operand("self", "clone", mat(a)), operand("other", "rev", mat(r))},
+                          {fill(mat(a), op)})),
+             InductorCode::kPointwise));
+  t.add(output({operand("output[0]", "op", mat(a))}));
+  expect_ok(t.check());
+}
+
 TEST(RewriteCheckerInductor, AScatterReadingItsBufferAtAllIsCaught) {
   // index_put_(a, idx, p) with p = pointwise(a): the elements written depend on
   // values; a read of a's element i for the value written at idx[i] may follow the
