@@ -28,6 +28,7 @@
 // and goes. Where the write-back copies another value, `r` must not be read
 // after it. On for auto_functionalized_v2 bases; for ATen ops by PlanOptions.
 #include <algorithm>
+#include <functional>
 
 #include "planner_walk.h"
 
@@ -196,19 +197,101 @@ void Walk::accept(const WriteSlot& slot, NodeId holder, StorageId result_storage
   if (result_storage >= 0) classes_.merge(value(target)->storage, result_storage);
 }
 
+// Slots of one node writing disjoint parts of one buffer (a `_foreach_*_`
+// over two views of one tensor) were each checked against the buffer's reads
+// as the node left it, but their writes all land at the node, while the
+// functional graph shows each to later readers only when its own scatter puts
+// it back:
+//
+//   fz = _foreach_zero([diagonal(b), as_strided(b, ...)])   _foreach_zero_([diagonal(b), as_strided(b, ...)])
+//   d = diagonal_scatter(b, fz[0])            ->   d = b          # removed
+//   u = unfold_backward(d, ...)                    u = unfold_backward(b, ...)  # sees fz[1] too
+//   as_strided_scatter(u, fz[1], ...)              as_strided(u, ...).copy_(as_strided(b, ...))
+//
+// So where two accepted slots share a buffer, each must be put back by a
+// removed scatter of its own new value, and those scatters must form one chain
+// (each scattering into the previous one's result, which nothing else reads):
+// every later reader then sees all the writes, as in the functional graph.
+// Otherwise only the first slot of the buffer stays in place.
+void Walk::refuse_unordered_shared_buffers(
+    NodeId i, std::vector<Accepted>& accepted,
+    const std::function<void(const Accepted&, const Decision&)>& refuse_one) {
+  const Node& node = g_.at(i);
+  auto root_of = [&](const Accepted& a) {
+    return classes_.root(value(rep(node.slots[a.slot].target))->storage);
+  };
+  std::vector<Accepted> kept;
+  std::vector<bool> done(accepted.size(), false);
+  for (size_t a = 0; a < accepted.size(); ++a) {
+    if (done[a]) continue;
+    std::vector<size_t> group;
+    for (size_t b = a; b < accepted.size(); ++b)
+      if (!done[b] && root_of(accepted[b]) == root_of(accepted[a])) group.push_back(b);
+    for (size_t b : group) done[b] = true;
+    std::vector<NodeId> extra;
+    if (auto culprit = group.size() > 1 ? unordered_shared_writes(i, accepted, group, extra) : std::nullopt) {
+      kept.push_back(std::move(accepted[group[0]]));
+      for (size_t m = 1; m < group.size(); ++m)
+        refuse_one(accepted[group[m]], refuse(Reason::kUsedLater, *culprit));
+      continue;
+    }
+    accepted[group[0]].scatters.insert(accepted[group[0]].scatters.end(), extra.begin(), extra.end());
+    for (size_t b : group) kept.push_back(std::move(accepted[b]));
+  }
+  accepted = std::move(kept);
+}
+
+// The chain `refuse_unordered_shared_buffers` needs, built from the group's
+// pending scatters and followed through the scatters that read each one's
+// result (those become removable only once it joins the buffer's class):
+// nullopt where it holds (`extra`: the scatters to remove besides the slots'
+// own), else the scatter that breaks it.
+std::optional<NodeId> Walk::unordered_shared_writes(NodeId i, const std::vector<Accepted>& accepted,
+                                                    const std::vector<size_t>& group,
+                                                    std::vector<NodeId>& extra) {
+  std::vector<NodeId> chain;
+  for (size_t b : group) chain.insert(chain.end(), accepted[b].scatters.begin(), accepted[b].scatters.end());
+  std::sort(chain.begin(), chain.end());
+  chain.erase(std::unique(chain.begin(), chain.end()), chain.end());
+  if (chain.empty()) return std::nullopt;  // a dead buffer: nothing reads the writes
+  const StorageId buffer = value(rep(g_.at(i).slots[accepted[group[0]].slot].target))->storage;
+  for (size_t m = 0; m < chain.size(); ++m) {
+    const TensorValue* made = value(chain[m]);
+    if (!made) return chain[m];
+    const AliasClass& c = classes_.of(made->storage);
+    if (m + 1 < chain.size() && c.last_read != kNoNode) return chain[m + 1];
+    std::vector<NodeId> readers(c.scatter_reads.begin() + static_cast<std::ptrdiff_t>(c.pruned),
+                                c.scatter_reads.end());
+    readers.erase(std::remove_if(readers.begin(), readers.end(), [&](NodeId j) { return j <= chain[m]; }),
+                  readers.end());
+    if (readers.empty()) continue;
+    const NodeId next = readers.front();
+    if (readers.size() > 1 || c.last_read != kNoNode) return next;  // the result is read besides the chain
+    if (m + 1 < chain.size()) {
+      if (chain[m + 1] != next) return next;
+      continue;
+    }
+    if (scatter_base_overlaps(next) || !inverts_a_view(next, buffer)) return next;
+    chain.push_back(next);
+    extra.push_back(next);
+  }
+  for (size_t b : group) {
+    const NodeId holder = accepted[b].holder;
+    bool own = holder != kNoNode && std::any_of(chain.begin(), chain.end(), [&](NodeId j) {
+                 return g_.at(j).scatter_src != kNoNode && rep(g_.at(j).scatter_src) == rep(holder);
+               });
+    if (!own) return chain.front();
+  }
+  return std::nullopt;
+}
+
 void Walk::decide_slots(NodeId i, bool all_or_none) {
   const Node& node = g_.at(i);
   Decision& out = decisions_[static_cast<size_t>(i)];
   out.slots.assign(node.slots.size(), SlotDecision{});
   const SlotDecision* first_refusal = nullptr;
   bool any_new = false;
-  struct Accepted {
-    size_t slot;
-    NodeId holder;
-    StorageId storage;
-  };
   std::vector<Accepted> accepted;
-  std::vector<NodeId> scatters;
   for (size_t k = 0; k < node.slots.size(); ++k) {
     const WriteSlot& slot = node.slots[k];
     SlotDecision& d = out.slots[k];
@@ -271,9 +354,12 @@ void Walk::decide_slots(NodeId i, bool all_or_none) {
     }
     d = {true, Reason::kDone, kNoNode};
     any_new = true;
-    accepted.push_back({k, holder, result->storage});
-    scatters.insert(scatters.end(), removable.begin(), removable.end());
+    accepted.push_back({k, holder, result->storage, std::move(removable)});
   }
+  refuse_unordered_shared_buffers(i, accepted, [&](const Accepted& a, const Decision& why) {
+    out.slots[a.slot] = {false, why.reason, why.culprit};
+    if (!first_refusal) first_refusal = &out.slots[a.slot];
+  });
   if (all_or_none && first_refusal) {
     out.action = Action::kKeep;
     out.reason = first_refusal->reason;
@@ -287,7 +373,9 @@ void Walk::decide_slots(NodeId i, bool all_or_none) {
   // node, not against the other bases' new values (which check_other_operands
   // proved live in memory disjoint from it).
   for (const Accepted& a : accepted) accept(node.slots[a.slot], a.holder, a.storage);
-  for (NodeId j : scatters) remove_scatter(j);
+  for (const Accepted& a : accepted)
+    for (NodeId j : a.scatters)
+      if (decisions_[static_cast<size_t>(j)].action != Action::kRemoveScatter) remove_scatter(j);
   // No base left to clone: the node can become a direct call of the op.
   out.action = !first_refusal ? Action::kInplace : any_new ? Action::kPartialInplace : Action::kKeep;
   out.reason = first_refusal ? first_refusal->reason : Reason::kDone;

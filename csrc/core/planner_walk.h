@@ -8,6 +8,7 @@
 //   planner_inductor.cpp  what a graph for Inductor may get (PlanOptions::inductor)
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -52,6 +53,19 @@ class Walk {
   // clone) or of a `_foreach_*` op (all_or_none: its in-place form writes
   // every element of the list).
   void decide_slots(NodeId i, bool all_or_none);
+  // A slot decide_slots accepted: its holder, result storage and the pending
+  // scatters its write makes no-ops.
+  struct Accepted {
+    size_t slot;
+    NodeId holder;
+    StorageId storage;
+    std::vector<NodeId> scatters;
+  };
+  void refuse_unordered_shared_buffers(
+      NodeId i, std::vector<Accepted>& accepted,
+      const std::function<void(const Accepted&, const Decision&)>& refuse_one);
+  std::optional<NodeId> unordered_shared_writes(NodeId i, const std::vector<Accepted>& accepted,
+                                                const std::vector<size_t>& group, std::vector<NodeId>& extra);
   void decide_write_back(NodeId i);
   // The value moves into the slot's buffer: users of `holder` read `target`.
   void accept(const WriteSlot& slot, NodeId holder, StorageId result_storage);

@@ -465,3 +465,38 @@ def test_an_operand_viewing_self_as_another_dtype_is_not_self(shape) -> None:
     gm = make_fx(f)(x.clone())
     fxinplace.reinplace(gm, x.clone(), check=True)
     assert torch.equal(gm(x.clone()), want), gm.code
+
+
+def _foreach_over_two_views_put_back_apart(x):
+    # Functionalized: the diagonal goes back by diagonal_scatter into t's unfold, whose
+    # unfold_backward rebuilds t, and the as_strided view goes back into *that* rebuilt
+    # tensor. Written in place at the foreach, the as_strided zeros would already be in t
+    # when unfold_backward reads it.
+    t = x & x
+    torch._foreach_zero_([t.unfold(1, 2, 2).diagonal(0, 2, 0), t.as_strided((2,), (1,), 1)])
+    return t + 0
+
+
+def _foreach_over_two_views_put_back_in_a_chain(x):
+    t = x * 2
+    torch._foreach_add_([t[0], t[1]], [1, 2])
+    return t + 0
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_foreach_over_two_views_put_back_apart, _foreach_over_two_views_put_back_in_a_chain],
+    ids=lambda f: f.__name__,
+)
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
+def test_a_foreach_over_two_views_of_one_buffer_writes_each_when_its_scatter_would(fn, pipeline) -> None:
+    """Random pipelines seed 2961: a `_foreach_*` op's slots were each checked against the
+    buffer's readers as the node left it; one slot's removed scatter then made a later
+    reader of the buffer see another slot's write early."""
+    _assert_same_as_eager(fn, (torch.arange(18).reshape(3, 2, 3),), pipeline)
+    gm = PIPELINES[pipeline](fn, (torch.arange(18).reshape(3, 2, 3),))
+    report = fxinplace.reinplace_report(gm, torch.arange(18).reshape(3, 2, 3))
+    foreach = [d for d in report.decisions if "foreach" in d.node]
+    assert foreach and all(
+        (d.action == "inplace") == (fn is _foreach_over_two_views_put_back_in_a_chain) for d in foreach
+    ), report.explain()
