@@ -373,9 +373,29 @@ def _propagate_symbolic(
                     elif not info.result_is_fresh:
                         recorded = _recorded_alias(node, env)
                         env[node] = recorded if recorded is not None else _run(node, env, runners)
+                    elif info.keeps_self_geometry:
+                        env[node] = _at_self_offset(node, env, runners)
                     else:
                         env[node] = Fresh(node.meta["val"], symbolic=True)
     return env
+
+
+def _at_self_offset(node: Node, env: dict[Node, Any], runners: Mapping[Node, Callable[..., Any]]) -> Any:
+    """The value of an op whose result keeps `self`'s storage offset (the *_scatter ops, the
+    functional copy). A `Fresh` value is read at offset 0; the recorded value is used as it
+    is where it starts where `self` does, and replayed where the trace recorded it elsewhere
+    (random pipelines seed 2193, symbolic: `copy(c, c)` recorded at offset 0 where a `c`
+    moved to offset 3 runs it at 3)."""
+    val = node.meta.get("val")
+    self_value = env.get(node.args[0]) if node.args and isinstance(node.args[0], Node) else None
+    if type(self_value) is Fresh:
+        self_value = self_value.materialize()
+    if not isinstance(self_value, torch.Tensor) or not isinstance(val, torch.Tensor):
+        return Fresh(val, symbolic=True)
+    recorded, wanted = _layout(val)[2], _layout(self_value)[2]
+    if recorded != wanted:
+        return _run(node, env, runners)
+    return Fresh(val, symbolic=True) if recorded == 0 else val
 
 
 def _recorded_alias(node: Node, env: dict[Node, Any]) -> Any:
