@@ -149,7 +149,7 @@ class _Translator(_CustomOpRules):
         if theirs is None or not (twin is self.target or _inplace_of(twin, self.target)):
             return
         for name, value in scalars.items():
-            if name in theirs and value != theirs[name]:
+            if name in theirs and not _same_argument(name, value, theirs[name], scalars, theirs):
                 rec.finding(
                     _REASON.wrong_argument,
                     f"passes {_show(value)} for argument {name!r} where the functional graph passes "
@@ -515,3 +515,20 @@ class _Translator(_CustomOpRules):
             pointwise=True,
             foreach=(selves, element_of),
         )
+
+
+def _same_argument(name: str, mine: Any, theirs: Any, my_args: dict, their_args: dict) -> bool:
+    """Whether the rewritten node's argument `name` is the functional node's. The strides of
+    an as_strided-like op (`size`, `stride`) address nothing along a dimension of size 0 or
+    1, and a rewrite may change what a graph reads of such a stride (random pipelines seed
+    3624: `sym_stride(mul, 0)` of a (1, 8) result computed in a transposed input's memory,
+    1 rather than 8, passed to `as_strided_scatter`): only the others are compared, as
+    output layouts are."""
+    if mine == theirs:
+        return True
+    size = my_args.get("size")
+    if name != "stride" or size is None or size != their_args.get("size"):
+        return False
+    if not (isinstance(mine, tuple) and isinstance(theirs, tuple) and len(mine) == len(theirs) == len(size)):
+        return False
+    return all(a == b or (type(n) is int and n <= 1) for a, b, n in zip(mine, theirs, size, strict=True))

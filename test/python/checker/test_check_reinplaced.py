@@ -167,6 +167,42 @@ def test_a_changed_view_argument_is_caught():
     assert "passes 2 for argument 'start' where the functional graph passes 1" in str(error)
 
 
+def _stride_of_a_size_one_dimension_read(x1):
+    # Functionalized: the unfold write goes back by an as_strided_scatter passed
+    # sym_stride(t0, 0), the stride of t0's dimension of size 1: 8 for a fresh t0, 1 when
+    # square_ is made to write the transposed input (policy="compile").
+    x1.square_()
+    t0 = x1 * 2
+    t0.unfold(1, 1, 2).square_()
+    return torch.sigmoid(t0)
+
+
+def test_a_changed_stride_of_a_size_one_dimension_is_not_a_changed_argument():
+    """Random pipelines seed 3624: such a stride addresses nothing."""
+
+    def arg():
+        return torch.arange(8.0).reshape(8, 1).t()
+
+    gm = make_fx(fxinplace.functionalize(_stride_of_a_size_one_dimension_read), tracing_mode="symbolic")(
+        arg()
+    )
+    fxinplace.reinplace(gm, arg(), check=True, policy="compile")
+    assert "pow_.Scalar(x1_1" in gm.code, gm.code  # the rewrite the case is about
+    x, want_x = arg(), arg()
+    assert torch.equal(gm(x), _stride_of_a_size_one_dimension_read(want_x)) and torch.equal(x, want_x)
+    # A stride along a longer dimension is still compared.
+    scatter = _node(gm, aten.as_strided_scatter.default)
+    size, stride = scatter.args[2], scatter.args[3]
+    scatter.args = (*scatter.args[:3], [stride[0], 1, stride[2]], *scatter.args[4:])
+    functional = copy_functional(
+        make_fx(fxinplace.functionalize(_stride_of_a_size_one_dimension_read), tracing_mode="symbolic")(arg())
+    )
+    gm.recompile()
+    with pytest.raises(fxinplace.ReinplaceCheckError) as info:
+        fxinplace.check_reinplaced(functional, gm, arg(), inputs_written_back_may_be_written=True)
+    assert info.value.reason == "wrong_argument" and "'stride'" in str(info.value), (size, str(info.value))
+
+
 def test_a_custom_op_mutating_a_base_still_read_later_is_caught():
     def f(x):
         c = x + 1
