@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
+#include <utility>
+#include <vector>
 
 namespace fxinplace::functionalize {
 namespace {
@@ -59,6 +62,48 @@ at::Tensor meta_like(const at::Tensor& like) {
   return meta_strided(like.scalar_type(), like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
 }
 
+namespace {
+
+// Elements `like` spans from its storage's start (offset + the reach of its
+// dims), where no two of its elements share memory and its strides are
+// positive; nullopt where that cannot be decided without a guard on data.
+std::optional<c10::SymInt> non_overlapping_span(const at::Tensor& like) {
+  std::vector<std::pair<c10::SymInt, c10::SymInt>> dims;  // (stride, size)
+  for (int64_t d = 0; d < like.dim(); ++d) {
+    const c10::SymInt size = like.sym_size(d);
+    const c10::SymInt stride = like.sym_stride(d);
+    if (!TORCH_GUARD_OR_FALSE(size.sym_gt(0)) || !TORCH_GUARD_OR_FALSE(stride.sym_ge(0))) return std::nullopt;
+    if (!TORCH_GUARD_OR_FALSE(size.sym_eq(1))) dims.emplace_back(stride, size);
+  }
+  std::stable_sort(dims.begin(), dims.end(), [](const auto& a, const auto& b) {
+    return TORCH_GUARD_OR_FALSE(a.first.sym_lt(b.first));
+  });
+  c10::SymInt reach = 1;  // elements the inner dims span
+  for (const auto& [stride, size] : dims) {
+    if (!TORCH_GUARD_OR_FALSE(stride.sym_ge(reach))) return std::nullopt;
+    reach = stride * (size - 1) + reach;
+  }
+  return like.sym_storage_offset() + reach;
+}
+
+}  // namespace
+
+// A graph input with gaps between its elements (x0[..., 1:]) keeps its
+// layout in eager, where writes land in place: later results computed from it
+// follow its strides, its storage_offset() stays, and as_strided of it
+// addresses its storage. Functionally, its new value is laid out so too: the
+// value scattered into a fresh buffer of the input's span, viewed at the
+// input's place (the gaps hold nothing: eager's gap elements belong to no
+// tensor the function was given).
+at::Tensor with_gapped_layout_of(const at::Tensor& t, const at::Tensor& like) {
+  const std::optional<c10::SymInt> span = non_overlapping_span(like);
+  if (!span) return t;
+  at::Tensor buffer = at::empty_symint({*span}, t.options());
+  return at::as_strided_scatter_symint(buffer, t, like.sym_sizes(), like.sym_strides(),
+                                       like.sym_storage_offset())
+      .as_strided_symint(like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
+}
+
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, bool views) {
   // Decided without guards on data-dependent sizes (a boolean mask's
   // x[x > 0]): what cannot be decided leaves `t` as it is.
@@ -69,7 +114,9 @@ at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, boo
   for (int64_t d = 0; d < t.dim(); ++d)
     same = same && (TORCH_GUARD_OR_FALSE(t.sym_size(d).sym_eq(1)) ||
                     TORCH_GUARD_OR_TRUE(t.sym_stride(d).sym_eq(like.sym_stride(d))));
-  if (same || !TORCH_GUARD_OR_FALSE(like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense())) return t;
+  if (same) return t;
+  if (!TORCH_GUARD_OR_FALSE(like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()))
+    return views ? with_gapped_layout_of(t, like) : t;
   if (!views) {
     // as_strided_scatter keeps its input's layout; at its own geometry it
     // writes every element. (aten::copy is generated from copy_, which a mode

@@ -53,10 +53,14 @@ at::Tensor replay_on_meta(const at::Tensor& base, const std::function<at::Tensor
 // an empty tensor.
 c10::SymInt storage_extent(const at::Tensor& t);
 
-// `t` laid out like `like` (same sizes) where `like` is non-overlapping and
-// dense and the strides differ: a copy in `like`'s dim order. `t` otherwise.
+// `t` laid out like `like` (same sizes) where the strides differ: where
+// `like` is non-overlapping and dense, a copy in `like`'s dim order; where it
+// has gaps (and `views`), with_gapped_layout_of. `t` otherwise.
 // With `views` false, no view op is used (remove="mutations_and_views").
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, bool views = true);
+// `t` at `like`'s exact place in a fresh buffer of `like`'s storage span,
+// where `like` is non-overlapping with concrete geometry; `t` otherwise.
+at::Tensor with_gapped_layout_of(const at::Tensor& t, const at::Tensor& like);
 
 // Whether distinct elements of `t` provably occupy distinct memory (see the
 // definition). Symbolic geometry: for every value of its symbols where that

@@ -227,6 +227,32 @@ def test_input_with_gaps_between_its_elements(program) -> None:
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda x: (x.sub_(1).sub_(1), x.as_strided((2, 2), (3, 1), x.storage_offset() + 1).add_(100)),
+        lambda x: (torch._foreach_sub_([x], 1), x.sub_(1), x.storage_offset() * x),
+        lambda x: (x.sub_(1), x.mul(1).t().contiguous().view(-1)),
+    ],
+    ids=["write_twice_then_as_strided_write", "foreach_then_offset_read", "write_then_strides_read"],
+)
+def test_input_sliced_inside_its_rows_keeps_its_place_after_writes(program) -> None:
+    """Random pipelines seed 734: x0[..., 1:] (a gap at each row's start). After a second
+    write its value was compact: its storage_offset() read 0 where eager's is 1, results
+    computed from it lost its strides, and as_strided landed one element early."""
+
+    def f(x):
+        return program(x)[1] * 1, x * 1
+
+    def make_args(n):
+        return (torch.arange(2.0 * n).reshape(2, n)[..., 1:],)
+
+    problems = eager_parity_problems(
+        f, lambda: make_args(7), removes=("mutations",), resized_args=lambda: make_args(9)
+    )
+    assert not problems, "\n".join(problems)
+
+
 def test_as_strided_past_a_shrunk_out_argument_is_a_clear_error() -> None:
     # Random program seed 703: eager's as_strided reads the memory the shrinking
     # out= resize left behind; the functional value of `t` has none.
