@@ -313,7 +313,12 @@ class Checker {
                       functional_.memory().granularity(theirs.ref.storage), mine.ref.itemsize);
       const std::vector<Tag> got = rewritten_.memory().read(mine.ref, unit);
       const std::vector<Tag> want = functional_.memory().read(theirs.ref, unit);
-      const auto bad = std::mismatch(got.begin(), got.end(), want.begin());
+      // Where the functional graph reads uninitialised memory (the gaps of a
+      // buffer laid out like a strided input), any value the rewrite reads
+      // there is one it could have read (random pipelines seed 5140).
+      const auto bad = std::mismatch(got.begin(), got.end(), want.begin(), [](Tag mine_tag, Tag their_tag) {
+        return their_tag == 0 || mine_tag == their_tag;
+      });
       if (bad.first == got.end()) continue;
       const int64_t per_element = mine.ref.itemsize / unit;
       const int64_t at = static_cast<int64_t>(bad.first - got.begin());

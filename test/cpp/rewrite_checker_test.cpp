@@ -65,6 +65,32 @@ TEST(RewriteChecker, ReadOfAValueOverwrittenInPlaceIsCaught) {
       << r.message;
 }
 
+// F: m = mul(e) of a fresh, never written buffer e (uninitialised: the gaps of
+//    a buffer laid out like a strided input); R: mul reads the input instead.
+// Any value is one the functional graph could have read there (seed 5140);
+// the other way round is caught.
+CheckResult mul_of_uninitialised(bool functional_uninitialised) {
+  Pair t;
+  const int32_t mul = t.slot("mul", {4});
+  const int32_t fe = t.f_storage(16), fm = t.f_storage(16);
+  const int32_t re = t.r_storage(16), rm = t.r_storage(16);
+  const TensorRef f_read = functional_uninitialised ? vec(fe, 4) : vec(0, 4);
+  const TensorRef r_read = functional_uninitialised ? vec(0, 4) : vec(re, 4);
+  const int32_t f_mul = t.f(node("mul", {operand("self", "e", f_read)}, {fill(vec(fm, 4), mul)}));
+  const int32_t f_out = t.f(output({operand("output[0]", "mul", vec(fm, 4))}));
+  t.r(node("mul", {operand("self", "e", r_read)}, {fill(vec(rm, 4), mul)}, f_mul));
+  t.r(output({operand("output[0]", "mul", vec(rm, 4))}, f_out));
+  return t.check();
+}
+
+TEST(RewriteChecker, AnyValueWhereTheFunctionalGraphReadsUninitialisedMemoryIsFine) {
+  expect_ok(mul_of_uninitialised(true));
+}
+
+TEST(RewriteChecker, UninitialisedMemoryWhereTheFunctionalGraphReadsAValueIsCaught) {
+  expect_violation(mul_of_uninitialised(false), "wrong_value", 0, 0);
+}
+
 // F: a = clone(x); m = mul(a[1:3], 2); s = slice_scatter(a, m, 0, 1, 3); return s
 // R (correct): m = mul_(a[1:3], 2); the scatter removed; return a.
 // R (wrong): m = mul(a[1:3], 2) kept out of place; the scatter removed anyway.

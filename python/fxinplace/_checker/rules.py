@@ -519,11 +519,11 @@ class _Translator(_CustomOpRules):
 
 def _same_argument(name: str, mine: Any, theirs: Any, my_args: dict, their_args: dict) -> bool:
     """Whether the rewritten node's argument `name` is the functional node's. The strides of
-    an as_strided-like op (`size`, `stride`) address nothing along a dimension of size 0 or
-    1, and a rewrite may change what a graph reads of such a stride (random pipelines seed
-    3624: `sym_stride(mul, 0)` of a (1, 8) result computed in a transposed input's memory,
-    1 rather than 8, passed to `as_strided_scatter`): only the others are compared, as
-    output layouts are."""
+    an as_strided-like op (`size`, `stride`) address nothing along a dimension of size 1, nor
+    anywhere in a tensor with a dimension of size 0, and a rewrite may change what a graph
+    reads of such a stride (random pipelines seed 3624: `sym_stride(mul, 0)` of a (1, 8)
+    result computed in a transposed input's memory, 1 rather than 8, passed to
+    `as_strided_scatter`): only the others are compared, as output layouts are."""
     if mine == theirs:
         return True
     size = my_args.get("size")
@@ -531,4 +531,6 @@ def _same_argument(name: str, mine: Any, theirs: Any, my_args: dict, their_args:
         return False
     if not (isinstance(mine, tuple) and isinstance(theirs, tuple) and len(mine) == len(theirs) == len(size)):
         return False
+    if any(type(n) is int and n == 0 for n in size):
+        return True  # an empty tensor: no stride addresses anything (seed 5116)
     return all(a == b or (type(n) is int and n <= 1) for a, b, n in zip(mine, theirs, size, strict=True))
