@@ -37,6 +37,53 @@ from fxinplace.testing.harness.afv2 import (
     two_,
 )
 
+
+def _reinplace_all(f, gm, *args):
+    """Checked re-inplacing on args takes every auto_functionalized_v2 node out,
+    and gm still runs as eager f does."""
+    fxinplace.reinplace(gm, *args, check=True)
+    assert count(gm, AFV2) == 0
+    check_eager(f, gm, list(args))
+
+
+def _reinplace_all_with_fake_metadata(f, gm, *args):
+    """As _reinplace_all, the metadata coming from fake tensors."""
+    report = checked.reinplace_report(gm, *args, metadata="fake")
+    assert report.metadata_path == "fake"
+    assert count(gm, AFV2) == 0
+    check_eager(f, gm, list(args))
+
+
+def _report_keeping_every_clone(gm, *args):
+    """Checked reinplace_report on args; the one auto_functionalized_v2 node left
+    still clones every base. Returns the report and that node."""
+    report = fxinplace.reinplace_report(gm, *args, check=True)
+    [node] = afv2_nodes(gm)
+    assert clones_every_base(node)
+    return report, node
+
+
+def _reinplace_keeping_every_clone(f, x):
+    """Checked re-inplacing of trace_direct(f, x) leaves its one auto_functionalized_v2
+    node cloning every base, and the graph still runs as eager f does."""
+    gm = trace_direct(f, x)
+    fxinplace.reinplace(gm, x, check=True)
+    [node] = afv2_nodes(gm)
+    assert clones_every_base(node)
+    check_eager(f, gm, [x])
+
+
+def _only_call(gm, target):
+    [call] = [n for n in gm.graph.nodes if n.target is target]
+    return call
+
+
+def _old_base_read_later(x):
+    c = x + 1
+    out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[c])
+    return out[1] * 2 + c
+
+
 # ----------------------------------------------------------------------------
 # (a) clone, op on a slice of the clone, return the clone
 
@@ -56,8 +103,7 @@ def test_slice_of_clone_becomes_a_direct_call():
 
     assert count(gm, aten.clone.default) == 1
     assert count(gm, AFV2) == 0
-    [call] = [n for n in gm.graph.nodes if n.target is ADD_ONE]
-    view = call.args[0]
+    view = _only_call(gm, ADD_ONE).args[0]
     assert view.target is aten.slice.Tensor
     assert view.args[0].target is aten.clone.default
     assert list(view.args[1:]) == [0, 1, 4]
@@ -94,21 +140,14 @@ def test_whole_base_and_alias_encodings():
 
 
 def test_old_base_read_later_stays_cloned():
-    def f(x):
-        c = x + 1
-        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[c])
-        return out[1] * 2 + c
-
     x = torch.arange(3.0)
-    gm = trace_direct(f, x)
+    gm = trace_direct(_old_base_read_later, x)
     [node] = afv2_nodes(gm)
-    report = fxinplace.reinplace_report(gm, x, check=True)
-    [node] = afv2_nodes(gm)
-    assert clones_every_base(node)
+    report, node = _report_keeping_every_clone(gm, x)
     d = decision(report, node.name)
     assert d.action == "keep" and d.reason_code == "used_later"
     assert d.culprit is not None
-    check_eager(f, gm, [x])
+    check_eager(_old_base_read_later, gm, [x])
 
 
 def test_old_base_read_through_a_view_later_stays_cloned():
@@ -118,12 +157,7 @@ def test_old_base_read_through_a_view_later_stays_cloned():
         out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[c])
         return out[1] + 0, v * 3
 
-    x = torch.arange(3.0)
-    gm = trace_direct(f, x)
-    fxinplace.reinplace(gm, x, check=True)
-    [node] = afv2_nodes(gm)
-    assert clones_every_base(node)
-    check_eager(f, gm, [x])
+    _reinplace_keeping_every_clone(f, torch.arange(3.0))
 
 
 def test_dead_view_of_old_base_does_not_block():
@@ -134,10 +168,7 @@ def test_dead_view_of_old_base_does_not_block():
         return out[1] * 2
 
     x = torch.arange(3.0)
-    gm = trace_direct(f, x)
-    fxinplace.reinplace(gm, x, check=True)
-    assert count(gm, AFV2) == 0
-    check_eager(f, gm, [x])
+    _reinplace_all(f, trace_direct(f, x), x)
 
 
 # ----------------------------------------------------------------------------
@@ -151,9 +182,7 @@ def test_input_base_without_copy_back_stays_cloned():
 
     x = torch.arange(4.0)
     gm = trace(f, x)  # dispatch_functionalize drops the input mutation
-    report = fxinplace.reinplace_report(gm, x, check=True)
-    [node] = afv2_nodes(gm)
-    assert clones_every_base(node)
+    report, node = _report_keeping_every_clone(gm, x)
     d = decision(report, node.name)
     assert (d.action, d.reason_code) == ("keep", "input_not_written_back")
     # Outputs as eager; the graph (like its functional original) leaves x alone.
@@ -173,7 +202,7 @@ def test_input_base_with_copy_back_is_mutated_in_place():
     report = fxinplace.reinplace_report(gm, x, check=True)
     assert count(gm, AFV2) == 0
     assert count(gm, aten.copy_.default) == 0
-    [call] = [n for n in gm.graph.nodes if n.target is ADD_ONE]
+    call = _only_call(gm, ADD_ONE)
     assert call.args[0].target is aten.slice.Tensor and call.args[0].args[0].op == "placeholder"
     assert any(d.action == "remove_copy" for d in report.decisions)
     check_eager(f, gm, [x])
@@ -189,9 +218,7 @@ def test_input_read_before_copy_back_stays_cloned():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    report = fxinplace.reinplace_report(gm, x, check=True)
-    [node] = afv2_nodes(gm)
-    assert clones_every_base(node)
+    report, node = _report_keeping_every_clone(gm, x)
     assert decision(report, node.name).reason_code == "used_later"
     assert count(gm, aten.copy_.default) == 1
     check_eager(f, gm, [x])
@@ -202,15 +229,10 @@ def test_new_input_value_used_after_copy_back_stays_cloned():
         out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[x])
         new = out[1]
         x.copy_(new)
+        # Returning the new value itself would make the output alias the input.
         return new
 
-    x = torch.arange(3.0)
-    gm = trace_direct(f, x)
-    fxinplace.reinplace(gm, x, check=True)
-    # Returning the new value itself would make the output alias the input.
-    [node] = afv2_nodes(gm)
-    assert clones_every_base(node)
-    check_eager(f, gm, [x])
+    _reinplace_keeping_every_clone(f, torch.arange(3.0))
 
 
 def test_aliased_sample_args_keep_the_clone():
@@ -224,9 +246,7 @@ def test_aliased_sample_args_keep_the_clone():
     gm = trace_direct(f, x, x[:])
     assert len(gm.graph.find_nodes(op="placeholder")) == 2
     base = torch.arange(3.0)
-    report = fxinplace.reinplace_report(gm, base, base[:], check=True)
-    [node] = afv2_nodes(gm)
-    assert clones_every_base(node)
+    report, node = _report_keeping_every_clone(gm, base, base[:])
     assert "sharing storage with another input" in decision(report, node.name).reason
     a = torch.arange(3.0)
     assert torch.equal(gm(a, a[:]), torch.arange(3.0))
@@ -271,7 +291,7 @@ def test_as_strided_encoding_transpose():
     assert "_x_storage_offset" in node.kwargs
     fxinplace.reinplace(gm, x, check=True)
     assert count(gm, AFV2) == 0 and count(gm, aten.clone.default) == 1
-    [call] = [n for n in gm.graph.nodes if n.target is ADD_ONE]
+    call = _only_call(gm, ADD_ONE)
     assert call.args[0].target is aten.as_strided.default
     assert call.args[0].meta["val"].stride() == (1, 3)
     check_eager(f, gm, [x])
@@ -285,10 +305,7 @@ def test_as_strided_encoding_with_offset():
         return c
 
     x = torch.arange(12.0).reshape(3, 4)
-    gm = trace(f, x)
-    fxinplace.reinplace(gm, x, check=True)
-    assert count(gm, AFV2) == 0
-    check_eager(f, gm, [x])
+    _reinplace_all(f, trace(f, x), x)
 
 
 # ----------------------------------------------------------------------------
@@ -323,11 +340,8 @@ def test_two_bases_both_in_place():
 
     x = torch.arange(3.0)
     gm = trace(f, x)
-    fxinplace.reinplace(gm, x, check=True)
-    assert count(gm, AFV2) == 0
-    [call] = [n for n in gm.graph.nodes if n.target is TWO]
-    assert call.args[2] == 0.5
-    check_eager(f, gm, [x])
+    _reinplace_all(f, gm, x)
+    assert _only_call(gm, TWO).args[2] == 0.5
 
 
 def test_two_views_of_one_base():
@@ -340,9 +354,7 @@ def test_two_views_of_one_base():
     gm = trace(f, x)
     [node] = afv2_nodes(gm)
     assert len(node.kwargs["_all_bases"]) == 1
-    fxinplace.reinplace(gm, x, check=True)
-    assert count(gm, AFV2) == 0
-    check_eager(f, gm, [x])
+    _reinplace_all(f, gm, x)
 
 
 def test_two_bases_sharing_storage_only_one_in_place():
@@ -369,9 +381,7 @@ def test_base_aliasing_a_read_argument_stays_cloned():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    report = fxinplace.reinplace_report(gm, x, check=True)
-    [node] = afv2_nodes(gm)
-    assert clones_every_base(node)
+    report, node = _report_keeping_every_clone(gm, x)
     assert decision(report, node.name).reason_code == "self_repeated"  # the base is also a read argument
     check_eager(f, gm, [x])
 
@@ -388,11 +398,9 @@ def test_op_returning_a_tensor():
 
     x, w = torch.arange(6.0).reshape(2, 3), torch.tensor([1.0, 2.0, 3.0])
     gm = trace(f, x, w)
-    fxinplace.reinplace(gm, x, w, check=True)
-    assert count(gm, AFV2) == 0 and count(gm, aten.clone.default) == 1
-    [call] = [n for n in gm.graph.nodes if n.target is SCALE_RET]
-    assert call.meta["val"].shape == (3,)
-    check_eager(f, gm, [x, w])
+    _reinplace_all(f, gm, x, w)
+    assert count(gm, aten.clone.default) == 1
+    assert _only_call(gm, SCALE_RET).meta["val"].shape == (3,)
 
 
 def test_tensor_list_and_none_arguments():
@@ -407,11 +415,9 @@ def test_tensor_list_and_none_arguments():
     x, y = torch.arange(6.0).reshape(2, 3), torch.ones(3)
     gm = trace(f, x, y)
     assert count(gm, AFV2) == 3
-    fxinplace.reinplace(gm, x, y, check=True)
-    assert count(gm, AFV2) == 0
-    [call] = [n for n in gm.graph.nodes if n.target is LIST]
+    _reinplace_all(f, gm, x, y)
+    call = _only_call(gm, LIST)
     assert isinstance(call.args[0], list) and len(call.args[0]) == 2
-    check_eager(f, gm, [x, y])
 
 
 # ----------------------------------------------------------------------------
@@ -463,10 +469,8 @@ def test_chain_of_ops_on_one_clone():
 
     x = torch.arange(5.0)
     gm = trace(f, x)
-    fxinplace.reinplace(gm, x, check=True)
-    assert count(gm, AFV2) == 0
+    _reinplace_all(f, gm, x)
     assert count(gm, aten.clone.default) == 1
-    check_eager(f, gm, [x])
 
 
 def test_new_value_of_an_in_place_base_read_after_a_later_op():
@@ -480,9 +484,7 @@ def test_new_value_of_an_in_place_base_read_after_a_later_op():
 
     x = torch.arange(3.0)
     gm = trace_direct(f, x)
-    report = fxinplace.reinplace_report(gm, x, check=True)
-    [node] = afv2_nodes(gm)
-    assert clones_every_base(node)
+    report, node = _report_keeping_every_clone(gm, x)
     assert node.kwargs["_all_bases"][0].target is aten.add.Tensor
     assert [d.action for d in report.decisions if d.node.startswith("auto_functionalized_v2")] == [
         "inplace",
@@ -500,9 +502,8 @@ def test_op_output_mutated_by_a_later_op():
 
     x, w = torch.arange(3.0), torch.full((3,), 2.0)
     gm = trace(f, x, w)
-    fxinplace.reinplace(gm, x, w, check=True)
-    assert count(gm, AFV2) == 0 and count(gm, aten.clone.default) == 1
-    check_eager(f, gm, [x, w])
+    _reinplace_all(f, gm, x, w)
+    assert count(gm, aten.clone.default) == 1
 
 
 # ----------------------------------------------------------------------------
@@ -517,11 +518,7 @@ def test_fake_metadata_path():
         return c, r
 
     x, w = torch.arange(6.0).reshape(2, 3), torch.ones(3)
-    gm = trace(f, x, w)
-    report = checked.reinplace_report(gm, x, w, metadata="fake")
-    assert report.metadata_path == "fake"
-    assert count(gm, AFV2) == 0
-    check_eager(f, gm, [x, w])
+    _reinplace_all_with_fake_metadata(f, trace(f, x, w), x, w)
 
 
 def test_metadata_from_the_fake_kernel():
@@ -533,11 +530,7 @@ def test_metadata_from_the_fake_kernel():
         return c, r
 
     x, w = torch.arange(4.0), torch.full((4,), 2.0)
-    gm = trace(f, torch.zeros(4), torch.ones(4))
-    report = checked.reinplace_report(gm, x, w, metadata="fake")
-    assert report.metadata_path == "fake"
-    assert count(gm, AFV2) == 0
-    check_eager(f, gm, [x, w])
+    _reinplace_all_with_fake_metadata(f, trace(f, torch.zeros(4), torch.ones(4)), x, w)
 
 
 def test_sample_args_of_other_shapes_are_refused():
@@ -557,10 +550,7 @@ def test_partial_node_from_elsewhere_is_understood():
         return out[1] - out[2]
 
     x = torch.arange(3.0)
-    gm = trace_direct(f, x)
-    fxinplace.reinplace(gm, x, check=True)
-    assert count(gm, AFV2) == 0
-    check_eager(f, gm, [x])
+    _reinplace_all(f, trace_direct(f, x), x)
 
 
 def test_partial_node_with_fake_metadata():
@@ -578,45 +568,43 @@ def test_partial_node_with_fake_metadata():
     check_eager(f, gm, [x])
 
 
+def _assert_rejected(output_of, match):
+    """A graph of one input x returning output_of(g, x) is refused with match."""
+    g = Graph()
+    x = g.placeholder("x")
+    g.output(output_of(g, x))
+    gm = GraphModule(torch.nn.Module(), g)
+    with pytest.raises(ReinplaceInputError, match=match):
+        fxinplace.reinplace(gm, torch.ones(2), check=True)
+
+
 def test_other_higher_order_ops_are_still_rejected():
     from torch._higher_order_ops.triton_kernel_wrap import triton_kernel_wrapper_mutation
 
-    g = Graph()
-    x = g.placeholder("x")
-    g.output(g.call_function(triton_kernel_wrapper_mutation, (), {"kernel_idx": 0, "kwargs": {"x": x}}))
-    gm = GraphModule(torch.nn.Module(), g)
-    with pytest.raises(ReinplaceInputError, match="triton_kernel_wrapper_mutation mutates its operands"):
-        fxinplace.reinplace(gm, torch.ones(2), check=True)
+    def output_of(g, x):
+        return g.call_function(triton_kernel_wrapper_mutation, (), {"kernel_idx": 0, "kwargs": {"x": x}})
+
+    _assert_rejected(output_of, "triton_kernel_wrapper_mutation mutates its operands")
 
 
 def test_malformed_afv2_node_is_rejected_by_name():
-    g = Graph()
-    x = g.placeholder("x")
-    node = g.call_function(AFV2, (ADD_ONE,), {"_all_bases": [x]})  # no _x_base_index
-    g.output(g.call_function(operator.getitem, (node, 1)))
-    gm = GraphModule(torch.nn.Module(), g)
-    with pytest.raises(ReinplaceInputError, match="'auto_functionalized_v2'.*_x_base_index"):
-        fxinplace.reinplace(gm, torch.ones(2), check=True)
+    def output_of(g, x):
+        node = g.call_function(AFV2, (ADD_ONE,), {"_all_bases": [x]})  # no _x_base_index
+        return g.call_function(operator.getitem, (node, 1))
+
+    _assert_rejected(output_of, "'auto_functionalized_v2'.*_x_base_index")
 
 
 def test_afv2_of_a_builtin_is_rejected():
-    g = Graph()
-    x = g.placeholder("x")
-    node = g.call_function(AFV2, (aten.add_.Tensor,), {"_all_bases": [x]})
-    g.output(node)
-    gm = GraphModule(torch.nn.Module(), g)
-    with pytest.raises(ReinplaceInputError, match="cannot be auto-functionalized"):
-        fxinplace.reinplace(gm, torch.ones(2), check=True)
+    _assert_rejected(
+        lambda g, x: g.call_function(AFV2, (aten.add_.Tensor,), {"_all_bases": [x]}),
+        "cannot be auto-functionalized",
+    )
 
 
 def test_explain_mentions_the_reason():
-    def f(x):
-        c = x + 1
-        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[c])
-        return out[1] * 2 + c
-
     x = torch.arange(3.0)
-    gm = trace_direct(f, x)
+    gm = trace_direct(_old_base_read_later, x)
     text = fxinplace.reinplace_report(gm, x, check=True).explain()
     assert "auto_functionalized_v2: keep: every base still cloned: base 0 (add)" in text
 
@@ -625,17 +613,12 @@ def test_node_that_still_clones_everything_is_left_unchanged_and_retraceable():
     # torch 2.13's fake rule for auto_functionalized_v2 breaks on an explicit
     # _only_clone_these_bases; a node whose bases all stay cloned keeps its
     # original kwargs, so the result can be traced again with fake tensors.
-    def f(x):
-        c = x + 1
-        out = AFV2(ADD_ONE, _x_base_index=0, _all_bases=[c])
-        return out[1] * 2 + c
-
     x = torch.arange(3.0)
-    gm = trace_direct(f, x)
+    gm = trace_direct(_old_base_read_later, x)
     before = dict(afv2_nodes(gm)[0].kwargs)
     fxinplace.reinplace(gm, x, check=True)
     [node] = afv2_nodes(gm)
     assert dict(node.kwargs) == before
     retraced = make_fx(gm, tracing_mode="fake")(x)
     assert len(afv2_nodes(retraced)) == 1
-    check_eager(f, gm, [x])
+    check_eager(_old_base_read_later, gm, [x])
