@@ -6,6 +6,7 @@ from __future__ import annotations
 from fxinplace.testing.harness.functionalize_differential import functionalize_case
 
 from ..inputs import a34, a44, r44
+from ..stock_programs import scatter_op_views
 
 
 @functionalize_case(a44, "seed")
@@ -56,12 +57,7 @@ def nested_views_two_writes(x):
 @functionalize_case(r44, "seed")
 def scatter_op_mirror(x):
     # PyTorch's test_fx_reinplace_pass "scatter_op".
-    a = x.clone()
-    e = a.view(-1)
-    b = a.view(-1)
-    c = b[0]
-    d = c.view(-1)
-    d.add_(1)
+    a, e = scatter_op_views(x)
     return a.view(-1) + e
 
 

@@ -8,6 +8,7 @@ import torch
 from fxinplace.testing.harness.reinplace_differential import reinplace_case
 
 from ..inputs import randn, symint
+from ..stock_programs import scatter_into_mirror_of_b, scatter_op_views
 
 
 @reinplace_case(lambda: (torch.ones(2),), expect={"aten.add_.Tensor": 1, "aten.add.Tensor": 0})
@@ -49,12 +50,7 @@ def stock_overlapping_memory(a_):
     expect={"aten.add_.Tensor": 2, "aten.add.Tensor": 0, "aten.select_scatter.default": 0},
 )
 def stock_scatter_op(a_):
-    a = a_.clone()
-    e = a.view(-1)
-    b = a.view(-1)
-    c = b[0]
-    d = c.view(-1)
-    d.add_(1)
+    a, e = scatter_op_views(a_)
     return a + e
 
 
@@ -72,13 +68,8 @@ def stock_scatter_twice(a_):
     expect={"aten.add_.Tensor": 1, "aten.select_scatter.default": 0, "aten.copy_.default": 0},
 )
 def stock_scatter_twice_different_view_op_valid(a_):
-    a = a_.clone()
-    b = a[:, 1]
-    c = b[1]
-    c_updated = c.add(1)
-    good_mirror_of_b = a.as_strided((4,), (4,), 1)
     # Scatters c_updated into exactly the region that c occupies.
-    return torch.select_scatter(good_mirror_of_b, c_updated, 0, 1)
+    return scatter_into_mirror_of_b(a_, mirror_offset=1, index=1)
 
 
 @reinplace_case(
@@ -86,13 +77,8 @@ def stock_scatter_twice_different_view_op_valid(a_):
     expect={"aten.add.Tensor": 1, "aten.select_scatter.default": 0, "aten.copy_.default": 1},
 )
 def stock_scatter_twice_different_view_op_invalid(a_):
-    a = a_.clone()
-    b = a[:, 1]
-    c = b[1]
-    c_updated = c.add(1)
-    good_mirror_of_b = a.as_strided((4,), (4,), 1)
     # Same base geometry as b, but scatters into a different slot than c's.
-    return torch.select_scatter(good_mirror_of_b, c_updated, 0, 0)
+    return scatter_into_mirror_of_b(a_, mirror_offset=1, index=0)
 
 
 @reinplace_case(
@@ -100,13 +86,8 @@ def stock_scatter_twice_different_view_op_invalid(a_):
     expect={"aten.add.Tensor": 1, "aten.select_scatter.default": 0, "aten.copy_.default": 1},
 )
 def stock_scatter_twice_different_view_op_invalid2(a_):
-    a = a_.clone()
-    b = a[:, 1]
-    c = b[1]
-    c_updated = c.add(1)
-    bad_mirror_of_b = a.as_strided((4,), (4,), 0)
     # Base has a different offset than c's base: the add must not be reinplaced.
-    return torch.select_scatter(bad_mirror_of_b, c_updated, 0, 1)
+    return scatter_into_mirror_of_b(a_, mirror_offset=0, index=1)
 
 
 @reinplace_case(lambda: (), expect={"aten.add_.Tensor": 1, "aten.diagonal_scatter.default": 0})
