@@ -9,6 +9,7 @@ import sys
 
 import pytest
 import torch
+from corpus.afv2_programs import add_one_to_a_slice_of_a_clone
 from corpus.reinplace import PROGRAMS
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.passes.reinplace import reinplace as stock_reinplace
@@ -43,6 +44,14 @@ def _rejected(functional, gm, *args) -> fxinplace.ReinplaceCheckError:
     return error
 
 
+def _rejected_once_made(target, new_target, fn, x) -> fxinplace.ReinplaceCheckError:
+    """The re-inplaced graph of fn on x, its first `target` node made a `new_target` node,
+    is rejected (returns the error)."""
+    functional, gm = _pair(fn, x)
+    _node(gm, target).target = new_target
+    return _rejected(functional, gm, x)
+
+
 def _two_reads(x):
     a = x.clone()
     b = a + 1  # kept: a is read again by mul
@@ -51,11 +60,7 @@ def _two_reads(x):
 
 
 def test_a_kept_op_made_inplace_while_self_is_read_later_is_caught():
-    x = torch.randn(4)
-    functional, gm = _pair(_two_reads, x)
-    add = _node(gm, aten.add.Tensor)
-    add.target = aten.add_.Tensor
-    error = _rejected(functional, gm, x)
+    error = _rejected_once_made(aten.add.Tensor, aten.add_.Tensor, _two_reads, torch.randn(4))
     assert error.node == "mul" and error.reason == "wrong_value"
     assert error.operand == "self"
     assert "reads self (clone) at element [0], which holds add's value at [0] (written by add)" in str(error)
@@ -98,11 +103,8 @@ def test_a_deleted_write_back_is_caught_at_the_end():
 
 
 def test_an_op_made_to_write_an_input_is_caught():
-    x = torch.randn(3)
-    functional, gm = _pair(_mutates_input, x)
-    mul = _node(gm, aten.mul.Tensor)
-    mul.target = aten.mul_.Tensor  # the final values would even be right
-    error = _rejected(functional, gm, x)
+    # The final values would even be right.
+    error = _rejected_once_made(aten.mul.Tensor, aten.mul_.Tensor, _mutates_input, torch.randn(3))
     assert error.node == "mul" and error.reason == "input_written"
     assert "writes graph input x_1 at storage element 0; only functionalization's write-backs" in str(error)
 
@@ -113,11 +115,7 @@ def test_a_module_constant_written_is_caught():
     def f(x):
         return (weight * 2).relu() + x
 
-    x = torch.randn(4)
-    functional, gm = _pair(f, x)
-    mul = _node(gm, aten.mul.Tensor)
-    mul.target = aten.mul_.Tensor
-    error = _rejected(functional, gm, x)
+    error = _rejected_once_made(aten.mul.Tensor, aten.mul_.Tensor, f, torch.randn(4))
     assert error.node == "mul" and error.reason == "constant_written"
 
 
@@ -127,11 +125,8 @@ def _transpose_add(x):
 
 
 def test_an_inplace_op_reading_a_transpose_of_self_is_caught():
-    x = torch.randn(3, 3)
-    functional, gm = _pair(_transpose_add, x)
-    add = _node(gm, aten.add.Tensor)  # kept: its operand t aliases self
-    add.target = aten.add_.Tensor
-    error = _rejected(functional, gm, x)
+    # add was kept: its operand t aliases self.
+    error = _rejected_once_made(aten.add.Tensor, aten.add_.Tensor, _transpose_add, torch.randn(3, 3))
     assert error.node == "add" and error.reason == "operand_overlaps_self"
     assert error.operand == "other"
     assert "while reading operand other (t), whose element [0, 0] is in self's memory" in str(error)
@@ -257,11 +252,8 @@ def _write_through_a_view(x):
 
 
 def test_a_removed_scatter_whose_source_never_landed_is_caught():
-    x = torch.randn(4)
-    functional, gm = _pair(_write_through_a_view, x)
-    add = _node(gm, aten.add_.Tensor)
-    add.target = aten.add.Tensor  # the write now lands in fresh memory
-    error = _rejected(functional, gm, x)
+    # The write now lands in fresh memory.
+    error = _rejected_once_made(aten.add_.Tensor, aten.add.Tensor, _write_through_a_view, torch.randn(4))
     assert error.node == "output" and error.reason == "wrong_value"
     assert "the functional graph has add's value at [0] there" in str(error)
 
@@ -341,13 +333,8 @@ def test_dtype_views_are_checked_byte_for_byte():
 
 
 def test_afv2_graphs_from_torch_are_checked():
-    def f(x):
-        y = x.clone()
-        add_one_(y[1:])
-        return y
-
     x = torch.randn(4)
-    gm = trace(f, x)
+    gm = trace(add_one_to_a_slice_of_a_clone, x)
     fxinplace.reinplace(gm, x, check=True)
 
 
