@@ -101,12 +101,21 @@ inline void expect_ok(const CheckResult& r) {
   EXPECT_EQ(r.outcome, Outcome::kOk) << check_reason_name(r.reason) << ": " << r.message;
 }
 
+// An AssertionResult rather than an EXPECT inside, so that a failure shows
+// the part looked for beside the whole message.
+inline ::testing::AssertionResult message_has(const CheckResult& r, const std::string& part) {
+  if (r.message.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "the message has no \"" << part << "\": " << r.message;
+}
+
+// `says`: parts of the message, each of which it must contain.
 inline void expect_violation(const CheckResult& r, const std::string& reason, int32_t node,
-                             int32_t operand = -1) {
+                             int32_t operand = -1, const std::vector<std::string>& says = {}) {
   EXPECT_EQ(r.outcome, Outcome::kViolation) << r.message;
   EXPECT_EQ(std::string(check_reason_name(r.reason)), reason) << r.message;
   EXPECT_EQ(r.node, node) << r.message;
   if (operand >= 0) EXPECT_EQ(r.operand, operand) << r.message;
+  for (const std::string& part : says) EXPECT_TRUE(message_has(r, part));
 }
 
 }  // namespace fxinplace::checker::testing
