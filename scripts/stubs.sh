@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # python/fxinplace/_C/*.pyi (one stub per submodule of the extension) are
-# generated from the built extension (pybind11-stubgen).
+# generated from the built extension (pybind11-stubgen); the methods pybind11 gives every
+# enum are then written once, in _C/_pybind_enum.pyi, and a long type that annotates several
+# parameters once, as an alias (scripts/stub_dedup.py).
 #   bash scripts/stubs.sh          regenerate them
 #   bash scripts/stubs.sh --check  fail when the checked-in stubs are out of date
 set -euo pipefail
@@ -8,6 +10,8 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 .venv/bin/pybind11-stubgen fxinplace._C -o "$out" >/dev/null
+.venv/bin/ruff format -q "$out/fxinplace/_C"
+.venv/bin/python scripts/stub_dedup.py "$out/fxinplace/_C"
 .venv/bin/ruff format -q "$out/fxinplace/_C"
 if [ "${1:-}" = "--check" ]; then
   if ! diff -ru python/fxinplace/_C "$out/fxinplace/_C"; then

@@ -3,6 +3,7 @@ The independent checker of re-inplaced graphs (it shares no code with the planne
 """
 
 from __future__ import annotations
+from ._pybind_enum import PybindEnum
 import collections.abc
 import typing
 
@@ -17,53 +18,19 @@ __all__: list[str] = [
     "check_rewrite",
 ]
 
-class CheckEffect:
+class CheckEffect(PybindEnum):
     """
     What a checker effect does to memory (check_model.h).
-
-    Members:
-
-      FILL
-
-      COPY
-
-      GROW
     """
 
     COPY: typing.ClassVar[CheckEffect]
     FILL: typing.ClassVar[CheckEffect]
     GROW: typing.ClassVar[CheckEffect]
     __members__: typing.ClassVar[dict[str, CheckEffect]]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def value(self) -> int: ...
 
-class CheckWriteRule:
+class CheckWriteRule(PybindEnum):
     """
     Which aliasing and input rules a checked node's writes follow.
-
-    Members:
-
-      NONE
-
-      INPLACE
-
-      WRITE_BACK
-
-      CUSTOM_OP
-
-      FOREACH_INPLACE
     """
 
     CUSTOM_OP: typing.ClassVar[CheckWriteRule]
@@ -72,34 +39,10 @@ class CheckWriteRule:
     NONE: typing.ClassVar[CheckWriteRule]
     WRITE_BACK: typing.ClassVar[CheckWriteRule]
     __members__: typing.ClassVar[dict[str, CheckWriteRule]]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def value(self) -> int: ...
 
-class CheckInductorCode:
+class CheckInductorCode(PybindEnum):
     """
     How Inductor runs a checked node (inductor_contract.h).
-
-    Members:
-
-      NONE
-
-      EXTERN
-
-      POINTWISE
-
-      ANY_INDEX
     """
 
     ANY_INDEX: typing.ClassVar[CheckInductorCode]
@@ -107,102 +50,16 @@ class CheckInductorCode:
     NONE: typing.ClassVar[CheckInductorCode]
     POINTWISE: typing.ClassVar[CheckInductorCode]
     __members__: typing.ClassVar[dict[str, CheckInductorCode]]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def value(self) -> int: ...
 
-class CheckOutcome:
-    """
-    Members:
-
-      OK
-
-      VIOLATION
-
-      CANNOT_CHECK
-    """
-
+class CheckOutcome(PybindEnum):
     CANNOT_CHECK: typing.ClassVar[CheckOutcome]
     OK: typing.ClassVar[CheckOutcome]
     VIOLATION: typing.ClassVar[CheckOutcome]
     __members__: typing.ClassVar[dict[str, CheckOutcome]]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def value(self) -> int: ...
 
-class CheckReason:
+class CheckReason(PybindEnum):
     """
     The checker's verdicts (csrc/checker/check_reasons.h).
-
-    Members:
-
-      ok
-
-      wrong_value
-
-      wrong_shape
-
-      wrong_dtype
-
-      operand_count
-
-      wrong_argument
-
-      metadata_changed
-
-      final_input
-
-      output_aliases_input
-
-      output_aliases_output
-
-      output_layout
-
-      input_written
-
-      constant_written
-
-      self_overlap
-
-      operand_overlaps_self
-
-      foreach_self_overlap
-
-      operand_overlaps_other_element
-
-      operand_overlaps_written
-
-      write_through_dtype_view
-
-      fused_read_hazard
-
-      raised
-
-      cannot_check
-
-      functional_raised
     """
 
     __members__: typing.ClassVar[dict[str, CheckReason]]
@@ -229,25 +86,11 @@ class CheckReason:
     wrong_dtype: typing.ClassVar[CheckReason]
     wrong_shape: typing.ClassVar[CheckReason]
     wrong_value: typing.ClassVar[CheckReason]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
-    @property
-    def name(self) -> str: ...
     @property
     def text(self) -> str:
         """
         What it means, in words.
         """
-    @property
-    def value(self) -> int: ...
 
 class CheckNode:
     """

@@ -3,6 +3,7 @@ The re-inplacing planner: operator facts, the graph builder, plans and their rea
 """
 
 from __future__ import annotations
+from ._pybind_enum import PybindEnum
 import collections.abc
 import typing
 
@@ -25,154 +26,49 @@ __all__: list[str] = [
     "op_facts",
 ]
 
-class ViewKind:
-    """
-    Members:
+_Results: typing.TypeAlias = collections.abc.Sequence[
+    tuple[
+        typing.SupportsInt | typing.SupportsIndex,
+        collections.abc.Sequence[int | Symbol],
+        collections.abc.Sequence[int | Symbol],
+        int | Symbol,
+        collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
+        typing.SupportsInt | typing.SupportsIndex,
+    ]
+]
 
-      NONE
-
-      SINGLE
-
-      MULTI
-    """
-
+class ViewKind(PybindEnum):
     MULTI: typing.ClassVar[ViewKind]
     NONE: typing.ClassVar[ViewKind]
     SINGLE: typing.ClassVar[ViewKind]
     __members__: typing.ClassVar[dict[str, ViewKind]]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def value(self) -> int: ...
 
-class LayoutUse:
-    """
-    Members:
-
-      LOGICAL
-
-      RESHAPE
-
-      STRIDES
-
-      ABSOLUTE
-    """
-
+class LayoutUse(PybindEnum):
     ABSOLUTE: typing.ClassVar[LayoutUse]
     LOGICAL: typing.ClassVar[LayoutUse]
     RESHAPE: typing.ClassVar[LayoutUse]
     STRIDES: typing.ClassVar[LayoutUse]
     __members__: typing.ClassVar[dict[str, LayoutUse]]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def value(self) -> int: ...
 
-class Destination:
+class Destination(PybindEnum):
     """
     How an ATen op's result gets into a write slot's target.
-
-    Members:
-
-      SELF
-
-      SWAPPED
-
-      OUT
     """
 
     OUT: typing.ClassVar[Destination]
     SELF: typing.ClassVar[Destination]
     SWAPPED: typing.ClassVar[Destination]
     __members__: typing.ClassVar[dict[str, Destination]]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def value(self) -> int: ...
 
-class ScatterKind:
-    """
-    Members:
-
-      NONE
-
-      SELECT
-
-      SLICE
-
-      DIAGONAL
-
-      AS_STRIDED
-    """
-
+class ScatterKind(PybindEnum):
     AS_STRIDED: typing.ClassVar[ScatterKind]
     DIAGONAL: typing.ClassVar[ScatterKind]
     NONE: typing.ClassVar[ScatterKind]
     SELECT: typing.ClassVar[ScatterKind]
     SLICE: typing.ClassVar[ScatterKind]
     __members__: typing.ClassVar[dict[str, ScatterKind]]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def value(self) -> int: ...
 
-class Action:
-    """
-    Members:
-
-      KEEP
-
-      INPLACE
-
-      PARTIAL_INPLACE
-
-      SCATTER_TO_COPY
-
-      REMOVE_SCATTER
-
-      REMOVE_COPY
-    """
-
+class Action(PybindEnum):
     INPLACE: typing.ClassVar[Action]
     KEEP: typing.ClassVar[Action]
     PARTIAL_INPLACE: typing.ClassVar[Action]
@@ -180,89 +76,13 @@ class Action:
     REMOVE_SCATTER: typing.ClassVar[Action]
     SCATTER_TO_COPY: typing.ClassVar[Action]
     __members__: typing.ClassVar[dict[str, Action]]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
     @property
     def label(self) -> str:
         """
         Its stable name, e.g. 'scatter_to_copy'.
         """
-    @property
-    def name(self) -> str: ...
-    @property
-    def value(self) -> int: ...
 
-class Reason:
-    """
-    Members:
-
-      NOT_CANDIDATE
-
-      VIEW
-
-      DONE
-
-      RESULT_NOT_SINGLE_TENSOR
-
-      METADATA_MISMATCH
-
-      SHAPE_MISMATCH
-
-      SELF_OVERLAPS
-
-      SELF_IS_INPUT
-
-      INPUT_SHARED
-
-      INPUT_NOT_WRITTEN_BACK
-
-      WRITES_OUTSIDE_INPUT
-
-      RESULT_READ_AFTER_WRITE_BACK
-
-      SELF_REPEATED
-
-      OPERAND_ALIASES_SELF
-
-      USED_LATER
-
-      NO_INPLACE_VARIANT
-
-      LAYOUT_SENSITIVE_USE
-
-      COMPILER_FUSES
-
-      SCATTER_KEPT_FOR_FUSION
-
-      FOREACH_INTO_INTERMEDIATE
-
-      SCATTER_UNPROVEN
-
-      SELF_FLIPS_VALUES
-
-      INDUCTOR_DTYPE_VIEW
-
-      INDUCTOR_FUSED_READ
-
-      INDUCTOR_OPAQUE_VIEW
-
-      INDUCTOR_EMPTY_OUTPUT_VIEW
-
-      INDUCTOR_LAZY_VIEW_BASE
-
-      NO_COMPILER_INPLACE_LOWERING
-
-      RETURNED_AS_PARTIAL_VIEW
-    """
-
+class Reason(PybindEnum):
     COMPILER_FUSES: typing.ClassVar[Reason]
     DONE: typing.ClassVar[Reason]
     FOREACH_INTO_INTERMEDIATE: typing.ClassVar[Reason]
@@ -293,27 +113,13 @@ class Reason:
     VIEW: typing.ClassVar[Reason]
     WRITES_OUTSIDE_INPUT: typing.ClassVar[Reason]
     __members__: typing.ClassVar[dict[str, Reason]]
-    def __eq__(self, other: typing.Any) -> bool: ...
-    def __getstate__(self) -> int: ...
-    def __hash__(self) -> int: ...
-    def __index__(self) -> int: ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __int__(self) -> int: ...
-    def __ne__(self, other: typing.Any) -> bool: ...
-    def __repr__(self) -> str: ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-    def __str__(self) -> str: ...
     @property
     def code(self) -> str:
         """
         Its stable identifier, e.g. 'used_later'.
         """
     @property
-    def name(self) -> str: ...
-    @property
     def text(self) -> str: ...
-    @property
-    def value(self) -> int: ...
 
 class OpFacts:
     """
@@ -431,16 +237,7 @@ class GraphBuilder:
         self,
         name: str,
         operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
-        results: collections.abc.Sequence[
-            tuple[
-                typing.SupportsInt | typing.SupportsIndex,
-                collections.abc.Sequence[int | Symbol],
-                collections.abc.Sequence[int | Symbol],
-                int | Symbol,
-                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
-                typing.SupportsInt | typing.SupportsIndex,
-            ]
-        ],
+        results: _Results,
         slots: collections.abc.Sequence[
             tuple[
                 typing.SupportsInt | typing.SupportsIndex,
@@ -469,16 +266,7 @@ class GraphBuilder:
     def constant(
         self,
         name: str,
-        results: collections.abc.Sequence[
-            tuple[
-                typing.SupportsInt | typing.SupportsIndex,
-                collections.abc.Sequence[int | Symbol],
-                collections.abc.Sequence[int | Symbol],
-                int | Symbol,
-                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
-                typing.SupportsInt | typing.SupportsIndex,
-            ]
-        ],
+        results: _Results,
     ) -> int: ...
     def dump(
         self,
@@ -494,16 +282,7 @@ class GraphBuilder:
         self,
         name: str,
         operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
-        results: collections.abc.Sequence[
-            tuple[
-                typing.SupportsInt | typing.SupportsIndex,
-                collections.abc.Sequence[int | Symbol],
-                collections.abc.Sequence[int | Symbol],
-                int | Symbol,
-                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
-                typing.SupportsInt | typing.SupportsIndex,
-            ]
-        ],
+        results: _Results,
         self_list: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
         collective: bool = False,
         operand_elements: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
@@ -516,30 +295,12 @@ class GraphBuilder:
         name: str,
         source: typing.SupportsInt | typing.SupportsIndex,
         index: typing.SupportsInt | typing.SupportsIndex,
-        results: collections.abc.Sequence[
-            tuple[
-                typing.SupportsInt | typing.SupportsIndex,
-                collections.abc.Sequence[int | Symbol],
-                collections.abc.Sequence[int | Symbol],
-                int | Symbol,
-                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
-                typing.SupportsInt | typing.SupportsIndex,
-            ]
-        ],
+        results: _Results,
     ) -> int: ...
     def input(
         self,
         name: str,
-        results: collections.abc.Sequence[
-            tuple[
-                typing.SupportsInt | typing.SupportsIndex,
-                collections.abc.Sequence[int | Symbol],
-                collections.abc.Sequence[int | Symbol],
-                int | Symbol,
-                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
-                typing.SupportsInt | typing.SupportsIndex,
-            ]
-        ],
+        results: _Results,
     ) -> int: ...
     def op(
         self,
@@ -547,16 +308,7 @@ class GraphBuilder:
         facts: OpFacts,
         self: typing.SupportsInt | typing.SupportsIndex | None,
         operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
-        results: collections.abc.Sequence[
-            tuple[
-                typing.SupportsInt | typing.SupportsIndex,
-                collections.abc.Sequence[int | Symbol],
-                collections.abc.Sequence[int | Symbol],
-                int | Symbol,
-                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
-                typing.SupportsInt | typing.SupportsIndex,
-            ]
-        ],
+        results: _Results,
         scatter_args: tuple[
             collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
             collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
@@ -582,16 +334,7 @@ class GraphBuilder:
         self,
         name: str,
         operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
-        results: collections.abc.Sequence[
-            tuple[
-                typing.SupportsInt | typing.SupportsIndex,
-                collections.abc.Sequence[int | Symbol],
-                collections.abc.Sequence[int | Symbol],
-                int | Symbol,
-                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
-                typing.SupportsInt | typing.SupportsIndex,
-            ]
-        ],
+        results: _Results,
     ) -> int:
         """
         Any other call: reads its operands, returns fresh tensors.
@@ -613,16 +356,7 @@ class GraphBuilder:
         written: typing.SupportsInt | typing.SupportsIndex,
         value: typing.SupportsInt | typing.SupportsIndex | None,
         operands: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
-        results: collections.abc.Sequence[
-            tuple[
-                typing.SupportsInt | typing.SupportsIndex,
-                collections.abc.Sequence[int | Symbol],
-                collections.abc.Sequence[int | Symbol],
-                int | Symbol,
-                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None,
-                typing.SupportsInt | typing.SupportsIndex,
-            ]
-        ],
+        results: _Results,
     ) -> int:
         """
         A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).
