@@ -130,21 +130,29 @@ def _random_program(seed: int):
     return fn, f"steps={steps}, returned={returned}"
 
 
+def make_random_args():
+    """Fresh inputs for the random programs."""
+    return [torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4) / 7]
+
+
+def reinplace_random_program(fn, gm, what: str, *, inputs_mutated: bool) -> None:
+    """Checked re-inplacing of gm (traced from fn) on fresh inputs; gm must still run as
+    eager fn does. A failure says `what` (the seed, the program) and shows gm's code."""
+    try:
+        fxinplace.reinplace(gm, *make_random_args(), check=True)
+        check_eager(fn, gm, make_random_args(), inputs_mutated=inputs_mutated)
+    except Exception as e:
+        raise AssertionError(f"{what}\n{gm.code}") from e
+
+
 @pytest.mark.parametrize("seed", range(RANDOM_COUNT))
 def test_random_afv2_program(seed):
     fn, text = _random_program(seed)
-
-    def make_args():
-        return [torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4) / 7]
-
     for copy_back in (True, False):
-        gm = trace(fn, *make_args(), copy_back=copy_back)
+        gm = trace(fn, *make_random_args(), copy_back=copy_back)
         before = count(gm, aten.clone.default)
-        try:
-            fxinplace.reinplace(gm, *make_args(), check=True)
-            check_eager(fn, gm, make_args(), inputs_mutated=copy_back)
-        except Exception as e:
-            raise AssertionError(f"seed {seed} copy_back={copy_back}: {text}\n{gm.code}") from e
+        what = f"seed {seed} copy_back={copy_back}: {text}"
+        reinplace_random_program(fn, gm, what, inputs_mutated=copy_back)
         assert count(gm, aten.clone.default) <= before
 
 
@@ -166,15 +174,7 @@ def test_random_program_through_fxinplace_functionalize(seed):
     # auto_functionalized_v2 (with input write-backs), fxinplace.reinplace takes
     # the clones back out where it can; the result must still match eager.
     fn, text = _random_program(seed)
-
-    def make_args():
-        return [torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4) / 7]
-
-    gm = make_fx(fxinplace.functionalize(fn))(*make_args())
+    gm = make_fx(fxinplace.functionalize(fn))(*make_random_args())
     before = count(gm, aten.clone.default)
-    try:
-        fxinplace.reinplace(gm, *make_args(), check=True)
-        check_eager(fn, gm, make_args(), inputs_mutated=True)
-    except Exception as e:
-        raise AssertionError(f"seed {seed}: {text}\n{gm.code}") from e
+    reinplace_random_program(fn, gm, f"seed {seed}: {text}", inputs_mutated=True)
     assert count(gm, aten.clone.default) <= before

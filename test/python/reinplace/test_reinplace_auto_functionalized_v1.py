@@ -16,7 +16,12 @@ import operator
 import pytest
 import torch
 import torch._inductor.config as inductor_config
-from test_reinplace_auto_functionalized_random import RANDOM_COUNT, _random_program
+from test_reinplace_auto_functionalized_random import (
+    RANDOM_COUNT,
+    _random_program,
+    make_random_args,
+    reinplace_random_program,
+)
 
 import fxinplace
 import fxinplace.compile
@@ -115,6 +120,14 @@ def calls(gm, op):
     return [n for n in gm.graph.nodes if n.op == "call_function" and n.target is op]
 
 
+def call_after_pass(fn, gm, x, op):
+    """run_pass on gm (traced from fn) with the one input x; returns the one direct call of op
+    left in gm."""
+    run_pass(fn, gm, [x])
+    [call] = calls(gm, op)
+    return call
+
+
 def arg_of(call, name):
     """The value passed for schema argument `name` of a direct op call."""
     schema = call.target._schema
@@ -197,9 +210,8 @@ def test_two_written_arguments_both_in_place():
 
     x = torch.arange(3.0)
     gm = trace_v1(f, x)
-    run_pass(f, gm, [x])
+    call = call_after_pass(f, gm, x, TWO)
     assert count(gm, AFV1) == 0 and count(gm, aten.clone.default) == 0
-    [call] = calls(gm, TWO)
     assert arg_of(call, "x").target is aten.add.Tensor
     assert arg_of(call, "y").target is aten.mul.Tensor
 
@@ -293,10 +305,8 @@ def test_clone_of_a_non_dense_view_keeps_its_strides():
 
     x = torch.arange(6.0).reshape(2, 3)
     gm = trace_direct(f, x)
-    run_pass(f, gm, [x])
-
+    call = call_after_pass(f, gm, x, TWO)
     assert count(gm, AFV1) == 0
-    [call] = calls(gm, TWO)
     assert arg_of(call, "y").target is aten.mul.Tensor
     cloned = arg_of(call, "x")
     assert cloned.target is aten.as_strided.default
@@ -314,10 +324,7 @@ def test_clone_of_a_transposed_argument_keeps_its_strides():
         return out[1], out[2], c
 
     x = torch.arange(6.0).reshape(2, 3)
-    gm = trace_direct(f, x)
-    run_pass(f, gm, [x])
-    [call] = calls(gm, TWO)
-    cloned = arg_of(call, "x")
+    cloned = arg_of(call_after_pass(f, trace_direct(f, x), x, TWO), "x")
     assert cloned.target is aten.permute.default and cloned.args[0].target is aten.clone.default
     assert cloned.meta["val"].stride() == (1, 3)
 
@@ -332,9 +339,8 @@ def test_written_list_stays_cloned_beside_an_argument_in_place():
 
     x = torch.arange(3.0)
     gm = trace_v1(f, x)
-    run_pass(f, gm, [x])
+    call = call_after_pass(f, gm, x, MIXED)
     assert count(gm, AFV1) == 0
-    [call] = calls(gm, MIXED)
     assert arg_of(call, "x").target is aten.add.Tensor
     ys = arg_of(call, "ys")
     assert [y.target for y in ys] == [aten.clone.default] * 2
@@ -497,17 +503,10 @@ def test_compile_backend_with_v1(monkeypatch, dynamic):
 @pytest.mark.parametrize("seed", range(RANDOM_COUNT))
 def test_random_program_with_v1(seed):
     fn, text = _random_program(seed)
-
-    def make_args():
-        return [torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4) / 7]
-
     for copy_back in (True, False):
         with _v1():
-            gm = trace(fn, *make_args(), copy_back=copy_back)
+            gm = trace(fn, *make_random_args(), copy_back=copy_back)
         before = count(gm, AFV1)
-        try:
-            fxinplace.reinplace(gm, *make_args(), check=True)
-            check_eager(fn, gm, make_args(), inputs_mutated=copy_back)
-        except Exception as e:
-            raise AssertionError(f"seed {seed} copy_back={copy_back}: {text}\n{gm.code}") from e
+        what = f"seed {seed} copy_back={copy_back}: {text}"
+        reinplace_random_program(fn, gm, what, inputs_mutated=copy_back)
         assert count(gm, AFV1) <= before
