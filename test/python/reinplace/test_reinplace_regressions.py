@@ -248,37 +248,41 @@ def test_a_symbolic_trace_accepts_sample_args_of_other_sizes():
     torch.testing.assert_close(gm(x), _add_one(x))
 
 
-def test_as_strided_scatter_into_a_self_overlapping_view_stays_functional():
-    """``as_strided_scatter`` whose view repeats elements (overlapping windows): as a ``copy_``
-    into that view the shared elements would take whichever write lands last, and ATen rejects
-    such a copy_, so the planner keeps the scatter (found by the random pipelines, seed 26)."""
+def _scatter_ones_as_strided(size, stride, storage_offset):
+    """A function scattering ones into x + 1 through as_strided(size, stride, storage_offset),
+    times 2; returns it, with the input arange(6.0) and the graph of it re-inplaced with check=True
+    (its result checked against eager)."""
 
     def f(x):
         y = x + 1
-        return torch.ops.aten.as_strided_scatter.default(y, torch.ones(3, 2), (3, 2), (1, 1), 0) * 2
+        scatter = torch.ops.aten.as_strided_scatter.default(y, torch.ones(size), size, stride, storage_offset)
+        return scatter * 2
 
     x = torch.arange(6.0)
     gm = make_fx(f)(x)
     fxinplace.reinplace(gm, x, check=True)
-    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
-    assert torch.ops.aten.as_strided_scatter.default in targets, gm.code
     assert torch.equal(gm(x), f(x))
+    return f, x, gm
+
+
+def _call_targets(gm):
+    return [n.target for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def test_as_strided_scatter_into_a_self_overlapping_view_stays_functional():
+    """``as_strided_scatter`` whose view repeats elements (overlapping windows): as a ``copy_``
+    into that view the shared elements would take whichever write lands last, and ATen rejects
+    such a copy_, so the planner keeps the scatter (found by the random pipelines, seed 26)."""
+    f, x, gm = _scatter_ones_as_strided((3, 2), (1, 1), 0)
+    assert torch.ops.aten.as_strided_scatter.default in _call_targets(gm), gm.code
     report = fxinplace.reinplace_report(make_fx(f)(x), x)
     reasons = {d.node: d.reason_code for d in report.decisions}
     assert reasons["as_strided_scatter"] == "self_overlaps", reasons
 
 
 def test_as_strided_scatter_into_distinct_elements_is_still_a_copy():
-    def f(x):
-        y = x + 1
-        return torch.ops.aten.as_strided_scatter.default(y, torch.ones(2, 2), (2, 2), (3, 1), 1) * 2
-
-    x = torch.arange(6.0)
-    gm = make_fx(f)(x)
-    fxinplace.reinplace(gm, x, check=True)
-    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
-    assert torch.ops.aten.as_strided_scatter.default not in targets, gm.code
-    assert torch.equal(gm(x), f(x))
+    _, _, gm = _scatter_ones_as_strided((2, 2), (3, 1), 1)
+    assert torch.ops.aten.as_strided_scatter.default not in _call_targets(gm), gm.code
 
 
 def _eq_with_its_own_slice(x0):
