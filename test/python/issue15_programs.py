@@ -6,6 +6,8 @@ paths (test_compile_regressions.py) and the tests of Inductor's contract in the 
 - f2: a scatter into a buffer a custom op wrote through a dtype view;
 - f3: `index_put_` into x, then `x.add_(x.flip(0))`;
 - f4: `_foreach_add_([x], [x.flip(0)])`.
+
+``ISSUE15_PROGRAMS`` has each with a maker of fresh sample args.
 """
 
 from __future__ import annotations
@@ -44,3 +46,17 @@ def f3(x):
 def f4(x):
     torch._foreach_add_([x], [x.flip(0)])
     return x
+
+
+ISSUE15_PROGRAMS = {
+    "f1": (f1, lambda: (torch.arange(16.0).reshape(4, 4),)),
+    "f2": (
+        f2,
+        lambda: (
+            torch.arange(16, dtype=torch.int32).reshape(4, 4),
+            torch.tensor([7, 8, 9, 10], dtype=torch.int32),
+        ),
+    ),
+    "f3": (f3, lambda: (torch.arange(32.0).reshape(4, 8) / 7,)),
+    "f4": (f4, lambda: (torch.arange(64.0).reshape(8, 8) / 3,)),
+}

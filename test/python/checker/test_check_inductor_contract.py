@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from issue15_programs import f2, f3, f4
+from issue15_programs import ISSUE15_PROGRAMS
 from torch._inductor.virtualized import V
 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -46,19 +46,13 @@ def add_flip(x):
 
 
 PROGRAMS = {
-    "f2": (
-        f2,
-        lambda: (
-            torch.arange(16, dtype=torch.int32).reshape(4, 4),
-            torch.tensor([7, 8, 9, 10], dtype=torch.int32),
-        ),
-    ),
-    "f3": (f3, lambda: (torch.arange(32.0).reshape(4, 8) / 7,)),
+    "f2": ISSUE15_PROGRAMS["f2"],
+    "f3": ISSUE15_PROGRAMS["f3"],
     "f3_values_elsewhere": (
         f3_values_elsewhere,
         lambda: (torch.arange(32.0).reshape(4, 8) / 7, torch.ones(4, 8)),
     ),
-    "f4": (f4, lambda: (torch.arange(64.0).reshape(8, 8) / 3,)),
+    "f4": ISSUE15_PROGRAMS["f4"],
     "add_flip": (add_flip, lambda: (torch.arange(16.0).reshape(4, 4),)),
 }
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from issue15_programs import f1, f2, f3, f4
+from issue15_programs import ISSUE15_PROGRAMS
 
 from fxinplace.compile import make_backend
 from fxinplace.testing.harness.inductor_parity import compile_and_run
@@ -63,16 +63,7 @@ def dtype_view_then_index_put(x):
 
 
 PROGRAMS = {
-    "f1": (f1, lambda: (torch.arange(16.0).reshape(4, 4),)),
-    "f2": (
-        f2,
-        lambda: (
-            torch.arange(16, dtype=torch.int32).reshape(4, 4),
-            torch.tensor([7, 8, 9, 10], dtype=torch.int32),
-        ),
-    ),
-    "f3": (f3, lambda: (torch.arange(32.0).reshape(4, 8) / 7,)),
-    "f4": (f4, lambda: (torch.arange(64.0).reshape(8, 8) / 3,)),
+    **ISSUE15_PROGRAMS,  # f1-f4
     "neg_of_flip_out": (neg_of_flip_out, lambda: (torch.arange(6.0).reshape(2, 3),)),
     "index_put_of_roll": (
         index_put_of_roll,
