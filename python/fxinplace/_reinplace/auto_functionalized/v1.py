@@ -46,16 +46,10 @@ import torch
 from torch._higher_order_ops import auto_functionalize as af_impl
 from torch.fx import Graph, GraphModule, Node
 
+from fxinplace._reinplace.auto_functionalized.shared import MetadataStandIn, call_directly, new_value_getitems
+from fxinplace._reinplace.auto_functionalized.shared import metadata_runners as stand_ins
 from fxinplace._reinplace.errors import ReinplaceInputError
-from fxinplace._reinplace.fx_edit import (
-    arrange,
-    custom_op_called,
-    give_direct_call_its_value,
-    like,
-    replace_node,
-    replace_output_getitem,
-)
-from fxinplace._reinplace.metadata import NeedsFake, static_value, vals_describe
+from fxinplace._reinplace.fx_edit import custom_op_called, like, replace_node
 
 AFV1 = torch.ops.higher_order.auto_functionalized
 
@@ -149,51 +143,30 @@ def _nodes(values: list[Any]) -> list[Node]:
 # What it returns while `metadata.propagate` runs
 
 
-class _MetadataStandIn:
-    """Takes an auto_functionalized node's place while `metadata.propagate` runs.
-
-    With recorded values that describe the sample args, the op's outputs are fresh
-    tensors shaped like `meta['val']`; otherwise (and for ops whose outputs alias
-    their arguments) torch's own dense implementation runs on the meta or fake
-    values, which reaches the op's meta or fake kernel only.
+class _MetadataStandIn(MetadataStandIn):
+    """Takes an auto_functionalized node's place while `metadata.propagate` runs: the new value
+    of each written argument is a fresh tensor laid out like it (or the argument itself when
+    it is not cloned). Ops whose outputs alias their arguments run torch's dense
+    implementation on the meta or fake values.
     """
 
-    def __init__(self, node: Node, trust_val: bool) -> None:
-        self.node = node
-        self.trust_val = trust_val
-        self.__name__ = "auto_functionalized"
+    op_name = "auto_functionalized"
 
-    def __call__(self, mutable_op: Any, /, **kwargs: Any) -> Any:
-        from torch._higher_order_ops.auto_functionalize import auto_functionalized_dense, get_mutable_args
+    def written_count(self, mutable_op: Any, kwargs: dict[str, Any]) -> int | None:
+        if any(r.alias_info is not None for r in mutable_op._schema.returns):
+            return None
+        return len(af_impl.get_mutable_args(mutable_op)[0])
 
-        fake_mode = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
-        names, _ = get_mutable_args(mutable_op)
+    def written_values(self, mutable_op: Any, kwargs: dict[str, Any]) -> list[Any]:
+        names, _ = af_impl.get_mutable_args(mutable_op)
         only = kwargs.get("_only_clone_these_tensors")
-        val = self.node.meta.get("val")
-        aliased = any(r.alias_info is not None for r in mutable_op._schema.returns)
-        if (
-            self.trust_val
-            and not aliased
-            and isinstance(val, (tuple, list))
-            and len(val) >= len(names)
-            and static_value(val)
-        ):
-            n_outs = len(val) - len(names)
-            outs = [
-                like(v, "meta" if fake_mode is None else v.device) if isinstance(v, torch.Tensor) else v
-                for v in val[:n_outs]
-            ]
-            new = [
-                kwargs[name] if only is not None and name not in only else _new_value(kwargs[name])
-                for name in names
-            ]
-            return (*outs, *new)
-        try:
-            return auto_functionalized_dense(mutable_op, **kwargs)
-        except Exception as e:
-            if fake_mode is None:
-                raise NeedsFake from e
-            raise
+        return [
+            kwargs[name] if only is not None and name not in only else _new_value(kwargs[name])
+            for name in names
+        ]
+
+    def dense(self, mutable_op: Any, kwargs: dict[str, Any]) -> Any:
+        return af_impl.auto_functionalized_dense(mutable_op, **kwargs)
 
 
 def _new_value(arg: Any) -> Any:
@@ -206,11 +179,7 @@ def _new_value(arg: Any) -> Any:
 
 def metadata_runners(gm: GraphModule, sample_args: tuple) -> dict[Node, Callable[..., Any]]:
     """What computes each auto_functionalized node's metadata (see _MetadataStandIn)."""
-    nodes = gm.graph.find_nodes(op="call_function", target=AFV1)
-    if not nodes:
-        return {}
-    trust = vals_describe(gm, sample_args)
-    return {node: _MetadataStandIn(node, trust) for node in nodes}
+    return stand_ins(gm, sample_args, AFV1, _MetadataStandIn)
 
 
 # ----------------------------------------------------------------------------
@@ -259,18 +228,11 @@ def _val_of(arg: Any) -> Any:
 
 
 def _direct_call_possible(node: Node, call: AFv1Call) -> bool:
-    has_returns = bool(call.op._schema.returns)
-    for user in node.users:
-        if user.target is not operator.getitem or type(user.args[1]) is not int:
-            return False
-        k = user.args[1]
-        if not 0 <= k < call.num_outputs + len(call.mutable):
-            return False
-        if k < call.num_outputs:
-            if not has_returns and user.users:
-                return False  # reads the None an op without outputs returns
-            continue
-        arg = call.mutable[k - call.num_outputs][1]
+    getitems = new_value_getitems(node, call, len(call.mutable))
+    if getitems is None:
+        return False
+    for user, j in getitems:
+        arg = call.mutable[j][1]
         if arg is None and user.users:
             return False
         if isinstance(arg, list):
@@ -297,16 +259,10 @@ def _direct_call(
                 values[name] = [_clone(graph, a, layout) for a, layout in zip(arg, found, strict=True)]
             else:
                 values[name] = _clone(graph, arg, layouts.get(name))
-        args, kwargs = arrange(call.op, values)
-        direct = graph.call_function(call.op, tuple(args), kwargs)
-    give_direct_call_its_value(node, direct, call.op)
-    for user in list(node.users):
-        k = user.args[1]
-        if k < call.num_outputs:
-            replace_output_getitem(graph, user, direct, call.op, replaced)
-            continue
+
+    def replace_new_value(user: Node, j: int) -> None:
         # A written argument's new value: the argument itself, written in place.
-        new = values[call.mutable[k - call.num_outputs][0]]
+        new = values[call.mutable[j][0]]
         if isinstance(new, list):
             for item in list(user.users):
                 replace_node(graph, item, new[item.args[1]], replaced)
@@ -315,8 +271,8 @@ def _direct_call(
             graph.erase_node(user)
         else:
             replace_node(graph, user, new, replaced)
-    graph.erase_node(node)
-    replaced[node] = direct
+
+    call_directly(graph, node, call, values, replace_new_value, replaced)
 
 
 def _clone(graph: Graph, arg: Node, layout: Any) -> Node:

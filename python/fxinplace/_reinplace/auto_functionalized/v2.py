@@ -28,17 +28,10 @@ import torch
 from torch._higher_order_ops import auto_functionalize as afv2_impl
 from torch.fx import GraphModule, Node
 
+from fxinplace._reinplace.auto_functionalized.shared import MetadataStandIn, call_directly, new_value_getitems
+from fxinplace._reinplace.auto_functionalized.shared import metadata_runners as stand_ins
 from fxinplace._reinplace.errors import ReinplaceInputError
-from fxinplace._reinplace.fx_edit import (
-    arrange,
-    custom_op_called,
-    give_direct_call_its_value,
-    like,
-    replace_node,
-    replace_output_getitem,
-    view_val,
-)
-from fxinplace._reinplace.metadata import NeedsFake, static_value, vals_describe
+from fxinplace._reinplace.fx_edit import custom_op_called, like, replace_node, view_val
 from fxinplace._torch_compat import has_out_semantics
 
 AFV2 = torch.ops.higher_order.auto_functionalized_v2
@@ -129,61 +122,33 @@ def _flat(values: Any) -> list:
 # What it returns while `metadata.propagate` runs
 
 
-class _MetadataStandIn:
-    """Takes an AFv2 node's place while `metadata.propagate` runs.
-
-    Returns the op's outputs as fresh tensors shaped like the recorded
-    `meta['val']` (when the recorded values describe the sample args), and each
-    base's new value as a fresh tensor laid out like the base, or the base itself
-    when it is not cloned. Otherwise runs the real operator (its meta/fake kernel).
+class _MetadataStandIn(MetadataStandIn):
+    """Takes an AFv2 node's place while `metadata.propagate` runs: each base's new value is a
+    fresh tensor laid out like the base, or the base itself when it is not cloned. Ops with
+    out= semantics run torch's dense implementation on the meta or fake values.
     """
 
-    def __init__(self, node: Node, trust_val: bool) -> None:
-        self.node = node
-        self.trust_val = trust_val
-        self.__name__ = "auto_functionalized_v2"
+    op_name = "auto_functionalized_v2"
 
-    def __call__(self, mutable_op: Any, /, **kwargs: Any) -> Any:
-        from torch._higher_order_ops.auto_functionalize import auto_functionalized_v2_dense
+    def written_count(self, mutable_op: Any, kwargs: dict[str, Any]) -> int | None:
+        return None if has_out_semantics(mutable_op) else len(kwargs.get("_all_bases") or [])
 
-        fake_mode = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
-        bases = list(kwargs.get("_all_bases") or [])
+    def written_values(self, mutable_op: Any, kwargs: dict[str, Any]) -> list[Any]:
         only = kwargs.get("_only_clone_these_bases")
-        val = self.node.meta.get("val")
-        if (
-            self.trust_val
-            and isinstance(val, (tuple, list))
-            and len(val) >= len(bases)
-            and static_value(val)
-            and not has_out_semantics(mutable_op)
-        ):
-            n_outs = len(val) - len(bases)
-            outs = [
-                like(v, "meta" if fake_mode is None else v.device) if isinstance(v, torch.Tensor) else v
-                for v in val[:n_outs]
-            ]
-            new_bases = [
-                b if b is None or (only is not None and i not in only) else like(b, b.device)
-                for i, b in enumerate(bases)
-            ]
-            return (*outs, *new_bases)
-        try:
-            # The dense implementation, not the operator: under FakeTensorMode the
-            # operator's fake rule passes _only_clone_these_bases twice (torch 2.13).
-            return auto_functionalized_v2_dense(mutable_op, **kwargs)
-        except Exception as e:
-            if fake_mode is None:
-                raise NeedsFake from e
-            raise
+        return [
+            b if b is None or (only is not None and i not in only) else like(b, b.device)
+            for i, b in enumerate(kwargs.get("_all_bases") or [])
+        ]
+
+    def dense(self, mutable_op: Any, kwargs: dict[str, Any]) -> Any:
+        # The dense implementation, not the operator: under FakeTensorMode the
+        # operator's fake rule passes _only_clone_these_bases twice (torch 2.13).
+        return afv2_impl.auto_functionalized_v2_dense(mutable_op, **kwargs)
 
 
 def metadata_runners(gm: GraphModule, sample_args: tuple) -> dict[Node, Callable[..., Any]]:
     """What computes each AFv2 node's metadata (see _MetadataStandIn), for ``metadata.propagate``."""
-    nodes = gm.graph.find_nodes(op="call_function", target=AFV2)
-    if not nodes:
-        return {}
-    trust = vals_describe(gm, sample_args)
-    return {node: _MetadataStandIn(node, trust) for node in nodes}
+    return stand_ins(gm, sample_args, AFV2, _MetadataStandIn)
 
 
 # ----------------------------------------------------------------------------
@@ -212,18 +177,9 @@ def apply_afv2(gm: GraphModule, node: Node, call: AFv2Call, in_place: list[bool]
 
 def _direct_call(gm: GraphModule, node: Node, call: AFv2Call, replaced: dict[Node, Node]) -> bool:
     """Replace the node by a call of the op on the bases; False if its users prevent it."""
-    getitems = []
-    for user in node.users:
-        if user.target is not operator.getitem or type(user.args[1]) is not int:
-            return False
-        k = user.args[1]
-        if not 0 <= k < call.num_outputs + len(call.bases):
-            return False
-        if k < call.num_outputs and not call.op._schema.returns and user.users:
-            return False  # reads the None an op without outputs returns
-        if k >= call.num_outputs and call.bases[k - call.num_outputs] is None:
-            return False
-        getitems.append(user)
+    getitems = new_value_getitems(node, call, len(call.bases))
+    if getitems is None or any(call.bases[j] is None for _, j in getitems):
+        return False
     graph = gm.graph
     with graph.inserting_before(node):
         values: dict[str, Any] = dict(call.others)
@@ -232,17 +188,12 @@ def _direct_call(gm: GraphModule, node: Node, call: AFv2Call, replaced: dict[Nod
                 values[name] = [_regenerate(graph, call.bases, v) for v in view]
             else:
                 values[name] = _regenerate(graph, call.bases, view) if view is not None else None
-        args, kwargs = arrange(call.op, values)
-        direct = graph.call_function(call.op, tuple(args), kwargs)
-    give_direct_call_its_value(node, direct, call.op)
-    for user in getitems:
-        k = user.args[1]
-        if k >= call.num_outputs:  # a base's new value: the base itself, written in place
-            replace_node(graph, user, call.bases[k - call.num_outputs], replaced)
-        else:
-            replace_output_getitem(graph, user, direct, call.op, replaced)
-    graph.erase_node(node)
-    replaced[node] = direct
+
+    def replace_new_value(user: Node, j: int) -> None:
+        # A base's new value: the base itself, written in place.
+        replace_node(graph, user, call.bases[j], replaced)
+
+    call_directly(graph, node, call, values, replace_new_value, replaced)
     return True
 
 
