@@ -44,14 +44,23 @@ class BaseTable {
     while (index < static_cast<int64_t>(aliases_.size()) && aliases_[index] != alias) ++index;
     at::Tensor where;
     if (index == static_cast<int64_t>(aliases_.size())) {
-      const at::Tensor& base = alias->base(reapply_);
+      at::Tensor base = alias->base(reapply_);
       where = measure_on_meta(base, impl->views());
+      if (where.scalar_type() != base.scalar_type() && !reapply_ &&
+          !(base.is_contiguous() && TORCH_GUARD_OR_FALSE(base.sym_storage_offset().sym_eq(0)))) {
+        // view_copy reinterprets a compact copy at offset 0: located in that
+        // copy instead (a strided input x[:, ::2], or x[1:], mutated as
+        // x.view(torch.int32); seeds 825, 931).
+        base = at::clone(base, at::MemoryFormat::Contiguous);
+        where = measure_on_meta(base, impl->views());
+      }
       aliases_.push_back(alias);
+      measured_on_.push_back(base);
       original_dtypes_.push_back(base.scalar_type());
       bases_.push_back(
           where.scalar_type() == base.scalar_type() ? base : reinterpret(name, base, where.scalar_type()));
     } else {
-      where = measure_on_meta(alias->base(reapply_), impl->views());
+      where = measure_on_meta(measured_on_[index], impl->views());
       TORCH_CHECK(where.scalar_type() == bases_[index].scalar_type(), "fxinplace.functionalize: ", name,
                   " mutates views of one tensor with different dtypes (", where.scalar_type(), " and ",
                   bases_[index].scalar_type(), "), which auto_functionalized_v2 cannot express");
@@ -82,6 +91,7 @@ class BaseTable {
 
   bool reapply_;
   std::vector<AliasState*> aliases_;
+  std::vector<at::Tensor> measured_on_;  // per base: the value its views are located in
   std::vector<at::ScalarType> original_dtypes_;
   std::vector<at::Tensor> bases_;
 };
