@@ -11,6 +11,17 @@ __all__ = ["VOCAB", "tiny_bert", "tiny_gpt2", "tiny_llama", "tiny_t5"]
 
 VOCAB = 128
 
+# What the Llama and BERT configs say alike (their keyword arguments have the same names).
+_LLAMA_BERT = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "vocab_size": VOCAB,
+    "max_position_embeddings": 64,
+    "attn_implementation": "eager",
+}
+
 
 def tiny_gpt2(*, layers: int = 2, positions: int = 64) -> torch.nn.Module:
     from transformers import GPT2Config, GPT2LMHeadModel
@@ -32,16 +43,7 @@ def tiny_gpt2(*, layers: int = 2, positions: int = 64) -> torch.nn.Module:
 def tiny_llama() -> torch.nn.Module:
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=VOCAB,
-        max_position_embeddings=64,
-        attn_implementation="eager",
-    )
+    config = LlamaConfig(**_LLAMA_BERT, num_key_value_heads=2)
     config.use_cache = False
     return LlamaForCausalLM(config)
 
@@ -49,15 +51,7 @@ def tiny_llama() -> torch.nn.Module:
 def tiny_bert() -> torch.nn.Module:
     from transformers import BertConfig, BertForMaskedLM
 
-    config = BertConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        vocab_size=VOCAB,
-        max_position_embeddings=64,
-        attn_implementation="eager",
-    )
+    config = BertConfig(**_LLAMA_BERT)
     return BertForMaskedLM(config)
 
 
