@@ -301,32 +301,31 @@ def llama_graph(**kwargs: Any) -> GraphBuilder:
     return make_gm, args
 
 
-def gpt2_program(
-    *, with_training_step: bool = False, seq_len: int = 16, functionalize: str = "stock"
+def _tiny_program(
+    tiny: Callable[[], torch.nn.Module], with_training_step: bool, seq_len: int, functionalize: str
 ) -> tuple[Callable[[], GraphModule], tuple, Callable[..., Any]]:
-    """gpt2_graph, and the eager program it was traced from."""
     torch.manual_seed(0)
-    model = tiny_gpt2()
+    model = tiny()
     return _model_graph(
         model,
         _input_ids(VOCAB, seq_len),
         training_step=with_training_step,
         functionalize=functionalize,
     )
+
+
+def gpt2_program(
+    *, with_training_step: bool = False, seq_len: int = 16, functionalize: str = "stock"
+) -> tuple[Callable[[], GraphModule], tuple, Callable[..., Any]]:
+    """gpt2_graph, and the eager program it was traced from."""
+    return _tiny_program(tiny_gpt2, with_training_step, seq_len, functionalize)
 
 
 def llama_program(
     *, with_training_step: bool = False, seq_len: int = 16, functionalize: str = "stock"
 ) -> tuple[Callable[[], GraphModule], tuple, Callable[..., Any]]:
     """llama_graph, and the eager program it was traced from."""
-    torch.manual_seed(0)
-    model = tiny_llama()
-    return _model_graph(
-        model,
-        _input_ids(VOCAB, seq_len),
-        training_step=with_training_step,
-        functionalize=functionalize,
-    )
+    return _tiny_program(tiny_llama, with_training_step, seq_len, functionalize)
 
 
 MODELS: dict[str, Callable[..., GraphBuilder]] = {"gpt2": gpt2_graph, "llama": llama_graph}
