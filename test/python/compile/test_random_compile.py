@@ -24,10 +24,10 @@ programs, use ``benchmarks/run_random_compile.py``.
 
 from __future__ import annotations
 
-import collections
 import os
 
 import pytest
+from feature_coverage import assert_features_covered
 
 from fxinplace.testing.harness import compile_runs
 from fxinplace.testing.harness.broken_passes import broken_compile_backend
@@ -143,11 +143,7 @@ _REQUIRED_FEATURES = (
 
 
 def test_generator_makes_what_compiled_programs_do() -> None:
-    seen = collections.Counter()
-    for seed in range(200):
-        seen.update(program_for(seed).features)
-    missing = [f for f in _REQUIRED_FEATURES if not seen[f]]
-    assert not missing, f"features no program in 200 used: {missing}"
+    assert_features_covered(program_for, 200, _REQUIRED_FEATURES)
 
 
 def test_harness_flags_a_broken_backend() -> None:
