@@ -50,6 +50,14 @@ def _check_error(functional, rewritten, args=_ARGS) -> fxinplace.ReinplaceCheckE
     return info.value
 
 
+def _assert_reads_another_elements_self(functional, rewritten, args, operand: str, says: str) -> None:
+    """The check of rewritten fails at `operand`, which another list element writes (the
+    message saying `says`)."""
+    error = _check_error(functional, rewritten, args)
+    assert error.reason == "operand_overlaps_other_element" and error.operand == operand, error
+    assert says in str(error), error
+
+
 def test_the_pass_rewriting_a_foreach_op_checks_cleanly():
     def f(a, b):
         xs = [a + 1, b + 1]
@@ -97,9 +105,7 @@ def test_an_element_reading_another_elements_self_is_caught():
 
     args = (torch.arange(3.0), torch.arange(3.0))
     functional, rewritten = _forced_in_place(crossed, _aten._foreach_add.List, args)
-    error = _check_error(functional, rewritten, args)
-    assert error.reason == "operand_overlaps_other_element" and error.operand == "other[0]", error
-    assert "in any order" in str(error), error
+    _assert_reads_another_elements_self(functional, rewritten, args, "other[0]", "in any order")
 
 
 def test_an_element_reading_exactly_its_own_self_is_allowed():
@@ -126,9 +132,7 @@ def test_a_tensor_read_for_every_element_may_not_be_one_of_the_selves():
     _foreach_in_place(gm.graph, _node(gm, _aten._foreach_add.Tensor))
     gm.recompile()
     args = (torch.tensor(1.0), torch.tensor(2.0))
-    error = _check_error(functional, gm, args)
-    assert error.reason == "operand_overlaps_other_element" and error.operand == "other", error
-    assert "(read for every element of the list)" in str(error), error
+    _assert_reads_another_elements_self(functional, gm, args, "other", "(read for every element of the list)")
 
 
 def test_a_foreach_write_the_functional_graph_does_not_have_is_caught():
