@@ -253,6 +253,11 @@ class Cell:
         return "-" if self.match is None else ("yes" if self.match else "NO")
 
 
+# Implementations by name, and what each did on one workload; None: no functionalization.
+Impls = dict[str | None, Functionalize | None]
+Cells = dict[str | None, Cell]
+
+
 def _inplace_nodes(gm: torch.fx.GraphModule) -> int:
     return sum(
         1
@@ -292,14 +297,8 @@ def eager_once(impl: Functionalize | None, w: Workload, remove: str) -> float:
         return time.perf_counter() - t
 
 
-def measure_trace(
-    w: Workload,
-    impls: dict[str | None, Functionalize | None],
-    ns: argparse.Namespace,
-    bar: tqdm,
-    failures: list[str],
-) -> dict[str | None, Cell]:
-    cells: dict[str | None, Cell] = {name: Cell() for name in impls}
+def measure_trace(w: Workload, impls: Impls, ns: argparse.Namespace, bar: tqdm, failures: list[str]) -> Cells:
+    cells: Cells = {name: Cell() for name in impls}
     for r in range(ns.repeat):
         for name, impl in impls.items():
             cell, label = cells[name], f"trace {name or 'make_fx alone'} on {w.name}"
@@ -323,14 +322,8 @@ def measure_trace(
     return cells
 
 
-def measure_eager(
-    w: Workload,
-    impls: dict[str | None, Functionalize | None],
-    ns: argparse.Namespace,
-    bar: tqdm,
-    failures: list[str],
-) -> dict[str | None, Cell]:
-    cells: dict[str | None, Cell] = {name: Cell() for name in impls}
+def measure_eager(w: Workload, impls: Impls, ns: argparse.Namespace, bar: tqdm, failures: list[str]) -> Cells:
+    cells: Cells = {name: Cell() for name in impls}
     for name, impl in impls.items():
         if impl is None:
             continue
@@ -426,10 +419,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     failures: list[str] = []
     impls = {name: IMPLS[name] for name in ns.impls}
-    traced: dict[str | None, Functionalize | None] = dict(impls)
+    traced: Impls = dict(impls)
     if ns.trace_baseline:
         traced = {None: None, **traced}
-    eager: dict[str | None, Functionalize | None] = {None: None, **impls}
+    eager: Impls = {None: None, **impls}
 
     log(f"torch {torch.__version__}, {os.cpu_count()} CPU cores; implementations: {', '.join(impls)}")
     log("warming up")
