@@ -27,16 +27,8 @@ from typing import Any
 
 import torch
 
-from fxinplace.testing import sources
+from fxinplace.testing import sources, tables
 from fxinplace.testing.harness.compare import compare
-from fxinplace.testing.tables import (
-    fmt_count,
-    fmt_match,
-    fmt_pass_time,
-    fmt_ratio,
-    fmt_seconds,
-    markdown_table,
-)
 
 
 def _positive_int(text: str) -> int:
@@ -127,24 +119,24 @@ def cmd_bench(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             eager=src.eager,
         )
     same_code = {None: "-", True: "yes", False: "no"}[c.same_code]
+    runs = (c.stock, c.native)
     rows = [
         ["nodes", str(c.nodes), str(c.nodes)],
         ["scatter nodes before", str(c.scatters), str(c.scatters)],
-        ["ops reinplaced", fmt_count(c.stock, "reinplaced"), fmt_count(c.native, "reinplaced")],
-        ["scatters removed", fmt_count(c.stock, "scatters_removed"), fmt_count(c.native, "scatters_removed")],
-        ["pass time", fmt_pass_time(c.stock), fmt_pass_time(c.native)],
-        ["speedup (stock / fxinplace)", "", fmt_ratio(c.ratio)],
-        ["gm.recompile() (median of 3)", "", fmt_seconds(c.recompile_s)],
+        ["ops reinplaced", *(tables.fmt_count(run, "reinplaced") for run in runs)],
+        ["scatters removed", *(tables.fmt_count(run, "scatters_removed") for run in runs)],
+        ["pass time", *map(tables.fmt_pass_time, runs)],
+        ["speedup (stock / fxinplace)", "", tables.fmt_ratio(c.ratio)],
+        ["gm.recompile() (median of 3)", "", tables.fmt_seconds(c.recompile_s)],
         ["same code as the stock pass", "", same_code],
         [
             "results match " + ("the graph and eager" if c.eager_checked else "the graph"),
-            fmt_match(c.stock),
-            fmt_match(c.native),
+            *map(tables.fmt_match, runs),
         ],
     ]
     print(f"## {c.name}\n")
     print(f"torch {torch.__version__}; " + "; ".join(f"{k}: {v}" for k, v in src.details.items()) + "\n")
-    print(markdown_table(["", "stock", "fxinplace"], rows))
+    print(tables.markdown_table(["", "stock", "fxinplace"], rows))
     if c.report is not None:
         print(
             f"\nfxinplace: {c.report.num_reinplaced} reinplaced, {c.report.num_scatters_removed} scatters "
