@@ -37,6 +37,12 @@ def _my_view(x: torch.Tensor) -> torch.Tensor:
     return x.view(-1)
 
 
+def _add_one_to_a_slice_of_a_clone(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    add_one_(y[1:])
+    return y
+
+
 def _targets(gm: torch.fx.GraphModule) -> list[object]:
     return [n.target for n in gm.graph.nodes if n.op == "call_function"]
 
@@ -160,10 +166,7 @@ def test_custom_op_with_an_aliasing_output_is_a_clear_error() -> None:
 def test_torch_func_functionalize_rejects_custom_mutable_ops() -> None:
     # Recorded on torch 2.13: core's Functionalize key refuses custom ops whose
     # schema has alias annotations; fxinplace.functionalize handles them.
-    def f(x: torch.Tensor) -> torch.Tensor:
-        y = x.clone()
-        add_one_(y[1:])
-        return y
+    f = _add_one_to_a_slice_of_a_clone
 
     with pytest.raises(RuntimeError, match="Found a custom \\(non-ATen\\) operator whose output has alias"):
         make_fx(torch.func.functionalize(f))(torch.zeros(4))
@@ -263,10 +266,7 @@ def test_functionalize_then_reinplace_leaves_exactly_the_users_clone(tracing_mod
     # The end-to-end program: clone, a mutating custom op on a slice of
     # the clone. Functionalized, the op runs on a fresh copy (auto_functionalized_v2);
     # re-inplaced, that copy is gone and the op writes the user's clone directly.
-    def f(x: torch.Tensor) -> torch.Tensor:
-        y = x.clone()
-        add_one_(y[1:])
-        return y
+    f = _add_one_to_a_slice_of_a_clone
 
     x = torch.arange(4.0)
     gm = make_fx(fxinplace.functionalize(f), tracing_mode=tracing_mode)(x.clone())
@@ -281,10 +281,7 @@ def test_functionalize_then_reinplace_leaves_exactly_the_users_clone(tracing_mod
 
 
 def test_custom_mutable_op_under_symbolic_shapes_is_a_clear_error() -> None:
-    def f(x: torch.Tensor) -> torch.Tensor:
-        y = x.clone()
-        add_one_(y[1:])
-        return y
+    f = _add_one_to_a_slice_of_a_clone
 
     with pytest.raises(RuntimeError, match="add_one_ mutates a tensor with symbolic shapes"):
         make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(torch.zeros(4))
