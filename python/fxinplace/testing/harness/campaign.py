@@ -177,13 +177,7 @@ class Campaign:
         return "\n".join(lines)
 
     def groups_text(
-        self,
-        kinds: Sequence[str],
-        title: str,
-        *,
-        repro: Callable[[Group], str] | None = None,
-        annotate: Callable[[Group], str | None] | None = None,
-        detail_lines: int = 0,
+        self, kinds: Sequence[str], title: str, *, annotate: Callable[[Group], str | None] | None = None
     ) -> str:
         groups = self.groups_of(kinds)
         lines = [f"{title}: {len(groups)} groups"]
@@ -196,10 +190,6 @@ class Campaign:
                 + (f" (seeds {', '.join(map(str, seeds[:8]))}{' ...' if len(seeds) > 8 else ''})")
                 + (f"\n    known: {note}" if note else "")
             )
-            if detail_lines and g.detail:
-                lines.extend("      " + line for line in g.detail.splitlines()[-detail_lines:])
-            if repro is not None:
-                lines.extend("      " + line for line in repro(g).rstrip().splitlines())
         return "\n".join(lines)
 
     def by_signature(self, kinds: Sequence[str]) -> list[SignatureGroup]:
