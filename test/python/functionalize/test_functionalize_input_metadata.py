@@ -25,29 +25,31 @@ def _check(fn, make_args, **kwargs) -> None:
 # --------------------------------------------------------------------------- inputs sharing memory
 
 
-def test_t_in_place_on_an_input_passed_twice() -> None:
-    # f(a, a): one tensor object, so b is transposed too.
+def _check_t_in_place_on_the_first(make_args, a_scale: int) -> None:
+    """a.t_() on the first of two inputs a, b sharing memory; then a * a_scale and b read."""
+
     def f(a, b):
         a.t_()
-        return a * 1, b * 1
+        return a * a_scale, b * 1
 
+    _check(f, make_args)
+
+
+def test_t_in_place_on_an_input_passed_twice() -> None:
+    # f(a, a): one tensor object, so b is transposed too.
     def args():
         a = torch.arange(6.0).reshape(2, 3)
         return a, a
 
-    _check(f, args)
+    _check_t_in_place_on_the_first(args, a_scale=1)
 
 
 def test_t_in_place_on_an_input_aliased_by_another() -> None:
-    def f(a, b):
-        a.t_()
-        return a * 2, b * 1
-
     def args():
         a = torch.arange(6.0).reshape(3, 2)
         return a, a[1:]
 
-    _check(f, args)
+    _check_t_in_place_on_the_first(args, a_scale=2)
 
 
 @pytest.mark.parametrize(
