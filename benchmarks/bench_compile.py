@@ -27,7 +27,7 @@ import platform
 import statistics
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,26 +48,24 @@ class _CompileClock:
         self.aot = 0.0
         self.fxinplace_pass = 0.0
 
+    def _timed(self, fn: Callable[..., Any], counter: str) -> Callable[..., Any]:
+        """`fn`, adding the seconds each call takes to `self.<counter>`."""
+
+        def timed(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                setattr(self, counter, getattr(self, counter) + time.perf_counter() - t)
+
+        return timed
+
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
         import torch._dynamo.backends.common as common
 
         aot, report = common.aot_module_simplified, fx_compile.reinplace_report
-
-        def timed_aot(*a: Any, **k: Any) -> Any:
-            t = time.perf_counter()
-            try:
-                return aot(*a, **k)
-            finally:
-                self.aot += time.perf_counter() - t
-
-        def timed_pass(*a: Any, **k: Any) -> Any:
-            t = time.perf_counter()
-            try:
-                return report(*a, **k)
-            finally:
-                self.fxinplace_pass += time.perf_counter() - t
-
+        timed_aot, timed_pass = self._timed(aot, "aot"), self._timed(report, "fxinplace_pass")
         common.aot_module_simplified, fx_compile.reinplace_report = timed_aot, timed_pass
         try:
             yield
