@@ -127,15 +127,6 @@ class CompileStatements:
                 return target
         return None
 
-    def _keep(self, target: Target, write: Write, feature: str) -> bool:
-        """Commit a write statement with its features (``write.region``/``reads`` already checked)."""
-        self._note_write(target, write)
-        self.pending.add(feature)
-        if not self._commit(write.line):
-            return False
-        self.hot.append(target.root)
-        return True
-
     # ---- KV caches and indexed input writes ---------------------------------
 
     def _compile_kv_cache(self) -> bool:
@@ -170,7 +161,7 @@ class CompileStatements:
             line = f"{te}.index_add_({d}, {pos}, {source})"
         else:
             line = f"{te}.index_copy_({d}, {pos}, torch.zeros_like({rows}))"
-        if self._keep(target, Write(line, ts, [], f"kv_cache:{form}"), "compile:kv_cache"):
+        if self._keep_write(target, Write(line, ts, [], f"kv_cache:{form}"), "compile:kv_cache"):
             self.features.add("input:position tensor")
             return True
         self._drop_position_input(pos)
@@ -208,7 +199,7 @@ class CompileStatements:
         if write is None or not self._write_ok(write):
             self.pending = set()
             return False
-        return self._keep(target, write, "compile:input index write")
+        return self._keep_write(target, write, "compile:input index write")
 
     # ---- _foreach_* lists ----------------------------------------------------
 
@@ -436,7 +427,7 @@ class CompileStatements:
             else:
                 index = rng.choice(("1:", ":1", "::2", ":, 1:" if ts[0].dim() >= 2 else "-1:"))
         line = f"{view}[{index}] = {self._fill(family)}"
-        return self._keep(
+        return self._keep_write(
             target, Write(line, target.ts, [], "dtype_view setitem"), "compile:dtype view write"
         )
 
@@ -508,7 +499,7 @@ class CompileStatements:
         if line is None:
             return False
         self.pending |= {"compile:reads near a write", f"compile:{kind} read next to a write"}
-        return self._keep(target, Write(line, ts, [], f"near_{form}"), f"compile:near write {form}")
+        return self._keep_write(target, Write(line, ts, [], f"near_{form}"), f"compile:near write {form}")
 
     def _near_line(self, form: str, te: str, ts: list[torch.Tensor], r: str, target: Target) -> str | None:
         rng = self.rng

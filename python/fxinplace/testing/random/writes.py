@@ -249,7 +249,13 @@ class WriteStatements:
         if write is None or not self._write_ok(write):
             self.pending = set()
             return False
+        return self._keep_write(target, write)
+
+    def _keep_write(self, target: Target, write: Write, *features: str) -> bool:
+        """Commit a write statement (``write.region``/``reads`` already checked) with its
+        features and ``features``."""
         self._note_write(target, write)
+        self.pending.update(features)
         if not self._commit(write.line):
             return False
         self.hot.append(target.root)
