@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from feature_coverage import assert_features_covered
+from random_program_checks import assert_features_covered, failure_text
 
 from fxinplace.testing.harness import compile_runs
 from fxinplace.testing.harness.broken_passes import broken_compile_backend
@@ -43,7 +43,6 @@ from fxinplace.testing.harness.pipelines import (
     INTERNAL,
     LIMITATION,
     WRONG,
-    Finding,
     PipelineResult,
     ProgramReport,
 )
@@ -58,21 +57,12 @@ HOOK_COUNT = int(os.environ.get("FXINPLACE_COMPILE_HOOK_COUNT", "15"))
 HOOK_OPTIMIZERS = ("AdamW(amsgrad)", "RAdam", "SGD(momentum)")
 
 
-def _failure_text(seed: int, failures: list[tuple[str, Finding]], source: str) -> str:
-    lines = [f"seed {seed}: {len(failures)} failures"]
-    for name, f in failures:
-        lines.append(f"- [{name}] {f.kind} ({f.half}): {f.signature}")
-        lines.extend("    " + line for line in f.detail.splitlines()[-14:])
-    lines.append(f"---- program (seed {seed}) ----\n{source}")
-    return "\n".join(lines)
-
-
 def _check(seed: int, paths: tuple[str, ...]) -> None:
     program = program_for(seed)
     report = check_compiled(program, pipelines=pipelines_for(seed, paths))
     failures = compile_failures(report)
     if failures:
-        pytest.fail(_failure_text(seed, failures, program.source), pytrace=False)
+        pytest.fail(failure_text(seed, failures, program.source, detail_lines=14), pytrace=False)
 
 
 @pytest.mark.parametrize("seed", range(BACKEND_COUNT))

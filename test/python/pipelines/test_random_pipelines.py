@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 import pytest
-from feature_coverage import assert_features_covered
+from random_program_checks import assert_features_covered, failure_text
 
 import fxinplace
 from fxinplace.testing.harness.broken_passes import inplace_first_candidate
@@ -47,15 +47,6 @@ def _report(seed: int) -> ProgramReport:
     return _REPORTS[seed]
 
 
-def _failure_text(seed: int, failures: list[tuple[str, object]]) -> str:
-    lines = [f"seed {seed}: {len(failures)} failures"]
-    for name, f in failures:
-        lines.append(f"- [{name}] {f.kind} ({f.half}): {f.signature}")
-        lines.extend("    " + line for line in f.detail.splitlines()[-12:])
-    lines.append(f"---- program (seed {seed}) ----\n{generate(seed).source}")
-    return "\n".join(lines)
-
-
 @pytest.mark.parametrize("seed", range(COUNT))
 def test_random_program(seed: int) -> None:
     report = _report(seed)
@@ -71,7 +62,7 @@ def test_random_program(seed: int) -> None:
     issues = {known_issue(f.half, f.signature, source) for _, f in failures}
     if None in issues:
         unknown = [(n, f) for n, f in failures if known_issue(f.half, f.signature, source) is None]
-        pytest.fail(_failure_text(seed, unknown), pytrace=False)
+        pytest.fail(failure_text(seed, unknown, source, detail_lines=12), pytrace=False)
     pytest.xfail("known: " + " | ".join(sorted(issues)))
 
 
