@@ -7,8 +7,7 @@
 #include "reinplace_planner.h"
 
 using namespace fxinplace::core;
-using fxinplace::core::testing::at;
-using fxinplace::core::testing::Builder;
+using namespace fxinplace::core::testing;
 
 namespace {
 
@@ -25,8 +24,7 @@ PlanOptions inductor() {
 // Inductor fuses mul and add into one kernel with no buffer for a at all.
 TEST(Inductor, PointwiseOpsStayFunctional) {
   Builder b;
-  NodeId x = b.input({4});
-  NodeId a = b.op({x}, {4}, /*has_inplace=*/false);
+  NodeId a = b.clone_of_input({4});
   NodeId c = b.op({a}, {4});
   b.output({c});
   EXPECT_EQ(at(b.plan(), c).action, Action::kInplace);
@@ -74,12 +72,8 @@ TEST(Inductor, AResultReturnedThroughAnEmptyViewIsNotWrittenInPlace) {
     NodeId v = b.view(y, Geometry{{rows, 4}, {4, 1}, 0});
     b.output({v});
     Plan p = b.plan(inductor());
-    if (rows == 0) {
-      EXPECT_EQ(at(p, y).action, Action::kKeep);
-      EXPECT_EQ(at(p, y).reason, Reason::kInductorEmptyOutputView);
-    } else {
-      EXPECT_EQ(at(p, y).action, Action::kInplace);
-    }
+    EXPECT_EQ(at(p, y).action, rows == 0 ? Action::kKeep : Action::kInplace);
+    if (rows == 0) EXPECT_EQ(at(p, y).reason, Reason::kInductorEmptyOutputView);
   }
 }
 
@@ -97,20 +91,15 @@ TEST(Inductor, NoWriteThroughAViewInductorRunsOpaquely) {
     b.g.at(y).indexed_write = true;
     b.output({y});
     Plan p = b.plan(inductor());
-    if (opaque) {
-      EXPECT_EQ(at(p, y).action, Action::kKeep);
-      EXPECT_EQ(at(p, y).reason, Reason::kInductorOpaqueView);
-    } else {
-      EXPECT_EQ(at(p, y).action, Action::kInplace);
-    }
+    EXPECT_EQ(at(p, y).action, opaque ? Action::kKeep : Action::kInplace);
+    if (opaque) EXPECT_EQ(at(p, y).reason, Reason::kInductorOpaqueView);
   }
 }
 
 // An op Inductor runs as a library kernel (a fallback): writing in place loses no fusion.
 TEST(Inductor, ExternKernelsMayBeWrittenInPlace) {
   Builder b;
-  NodeId x = b.input({4});
-  NodeId a = b.op({x}, {4}, false);
+  NodeId a = b.clone_of_input({4});
   NodeId c = b.op({a}, {4});
   b.g.at(c).compiler_extern = true;
   b.output({c});
@@ -183,10 +172,9 @@ TEST(Inductor, ForeachOnlyWhereTheEpilogueCopiesItsResult) {
 // Both scatters copy a row onto itself: removed (kept functional, s1 would copy all of a).
 TEST(Inductor, AScatterOfAValueAlreadyInPlaceIsRemoved) {
   Builder b;
-  NodeId x = b.input({4, 4});
-  NodeId a = b.op({x}, {4, 4}, false);
-  NodeId row0 = b.view(a, fxinplace::core::testing::contiguous({4}));
-  NodeId row1 = b.view(a, fxinplace::core::testing::contiguous({4}, 4));
+  NodeId a = b.clone_of_input({4, 4});
+  NodeId row0 = b.view(a, contiguous({4}));
+  NodeId row1 = b.view(a, contiguous({4}, 4));
   auto [af, items] = b.auto_functionalized({row0, row1});
   NodeId s0 = b.select_scatter(a, items[0], 0, 0);
   NodeId s1 = b.select_scatter(s0, items[1], 0, 1);
@@ -194,8 +182,7 @@ TEST(Inductor, AScatterOfAValueAlreadyInPlaceIsRemoved) {
   Plan p = b.plan(inductor());
   EXPECT_EQ(at(p, af).action, Action::kInplace);
   EXPECT_EQ(at(p, s0).action, Action::kRemoveScatter);
-  EXPECT_EQ(at(p, s1).action, Action::kRemoveScatter);
-  EXPECT_EQ(at(p, s1).replacement, a);
+  EXPECT_TRUE(rewritten(at(p, s1), Action::kRemoveScatter, a));
 }
 
 // rs = all_reduce_coalesced([a, b]) of intermediates: a list collective is no
@@ -222,7 +209,7 @@ TEST(Inductor, AScatterIsRemovedOnlyWhenNoLaterWriteReachesItsResult) {
   for (bool written_back : {true, false}) {
     Builder b;
     NodeId x = b.input({4, 4});
-    NodeId row = b.view(x, fxinplace::core::testing::contiguous({4}, 4));
+    NodeId row = b.view(x, contiguous({4}, 4));
     NodeId s = b.select_scatter(x, row, 0, 1);
     if (written_back) {
       NodeId fill = b.op({x}, {4, 4}, false);
@@ -250,7 +237,7 @@ TEST(Inductor, NoWriteThroughAViewOfAnotherDtype) {
     NodeId x = b.input({4, 4});
     NodeId src = b.input({4});
     NodeId buf = b.op({x}, {4, 4}, false);
-    NodeId y = b.view(buf, fxinplace::core::testing::contiguous({4, 4}));
+    NodeId y = b.view(buf, contiguous({4, 4}));
     if (dtype_view) b.g.at(y).results[0].dtype = 1;
     b.g.at(src).results[0].dtype = b.g.at(y).results[0].dtype;
     NodeId s = b.select_scatter(y, src, 0, 1);
@@ -258,10 +245,7 @@ TEST(Inductor, NoWriteThroughAViewOfAnotherDtype) {
     b.g.at(s).realized = b.g.at(y).realized = true;
     b.output({s});
     Plan p = b.plan(inductor());
-    if (dtype_view)
-      EXPECT_EQ(at(p, s).reason, Reason::kInductorDtypeView);
-    else
-      EXPECT_EQ(at(p, s).action, Action::kScatterToCopy);
+    EXPECT_TRUE(refused_if(dtype_view, at(p, s), Reason::kInductorDtypeView, Action::kScatterToCopy));
   }
 }
 
@@ -281,10 +265,7 @@ TEST(Inductor, AWriteIsRefusedWhenALaterWriteBackReadsTheBufferElsewhere) {
     b.write_back(x, sum);
     b.output({});
     Plan p = b.plan(inductor());
-    if (flip)
-      EXPECT_EQ(at(p, put).reason, Reason::kInductorFusedRead);
-    else
-      EXPECT_EQ(at(p, put).action, Action::kInplace);
+    EXPECT_TRUE(refused_if(flip, at(p, put), Reason::kInductorFusedRead));
   }
 }
 
@@ -300,10 +281,7 @@ TEST(Inductor, AForeachWriteIsRefusedWhenItsOwnOperandReadsTheBufferElsewhere) {
     b.write_back(x, items[0]);
     b.output({});
     Plan p = b.plan(inductor());
-    if (flip)
-      EXPECT_EQ(at(p, fe).reason, Reason::kInductorFusedRead);
-    else
-      EXPECT_EQ(at(p, fe).action, Action::kInplace);
+    EXPECT_TRUE(refused_if(flip, at(p, fe), Reason::kInductorFusedRead));
   }
 }
 
@@ -345,12 +323,11 @@ TEST(Inductor, AnAutoFunctionalizedBaseViewingLazyCodeReadAsAnotherDtypeIsCloned
   for (bool realized : {false, true}) {
     for (bool dtype_view : {true, false}) {
       Builder b;
-      NodeId x = b.input({4});
-      NodeId a = b.op({x}, {4}, false);
+      NodeId a = b.clone_of_input({4});
       b.g.at(a).realized = realized;
-      NodeId t = b.view(a, fxinplace::core::testing::contiguous({2}, 2));
+      NodeId t = b.view(a, contiguous({2}, 2));
       auto [af, items] = b.auto_functionalized({t});
-      NodeId d = b.view(items[0], fxinplace::core::testing::contiguous({2}));
+      NodeId d = b.view(items[0], contiguous({2}));
       if (dtype_view) b.g.at(d).results[0].dtype += 1;
       b.output({d});
       Plan p = b.plan(inductor());

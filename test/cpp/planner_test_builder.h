@@ -4,6 +4,8 @@
 // the graph so far, for the facts a test sets by hand (Node::realized, ...).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -21,6 +23,9 @@ class Builder {
   Builder& operator=(const Builder&) = delete;
 
   NodeId input(std::vector<Int> sizes) { return b_.input("", {fresh(contiguous(sizes))}); }
+  // a = clone(x) of a new input x: a buffer of the graph's own, for later ops
+  // to write into (the clone itself has no in-place form).
+  NodeId clone_of_input(std::vector<Int> sizes) { return op({input(sizes)}, sizes, /*has_inplace=*/false); }
   // A functional op writing fresh memory of `sizes`, reading `operands`; its
   // first operand is `self`, the write slot.
   NodeId op(std::vector<NodeId> operands, std::vector<Int> sizes, bool has_inplace = true,
@@ -127,5 +132,32 @@ class Builder {
 };
 
 inline const Decision& at(const Plan& p, NodeId n) { return p.decisions.at(static_cast<size_t>(n)); }
+
+// EXPECT_TRUE(refused(at(p, n), Reason::kUsedLater, culprit)): a refusal's
+// reason and the node behind it, in one check that prints both (a Decision or
+// a SlotDecision).
+template <class D>
+::testing::AssertionResult refused(const D& d, Reason reason, NodeId culprit) {
+  if (d.reason == reason && d.culprit == culprit) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "refused for " << reason_name(d.reason) << " by node " << d.culprit
+                                       << ", not for " << reason_name(reason) << " by node " << culprit;
+}
+
+// EXPECT_TRUE(refused_if(refuse, at(p, n), Reason::kX)), for a test run both
+// ways: where `refuse`, the reason of the refusal, else the action taken.
+inline ::testing::AssertionResult refused_if(bool refuse, const Decision& d, Reason why,
+                                             Action otherwise = Action::kInplace) {
+  if (refuse ? d.reason == why : d.action == otherwise) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << action_name(d.action) << " (" << reason_name(d.reason) << "), not "
+                                       << (refuse ? reason_name(why) : action_name(otherwise));
+}
+
+// EXPECT_TRUE(rewritten(at(p, n), Action::kInplace, replacement)): the rewrite
+// and the node its users read instead.
+inline ::testing::AssertionResult rewritten(const Decision& d, Action action, NodeId replacement) {
+  if (d.action == action && d.replacement == replacement) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << action_name(d.action) << " reading node " << d.replacement
+                                       << ", not " << action_name(action) << " reading node " << replacement;
+}
 
 }  // namespace fxinplace::core::testing
