@@ -9,17 +9,6 @@
 using namespace fxinplace::core;
 using namespace fxinplace::core::testing;
 
-namespace {
-
-PlanOptions inductor() {
-  PlanOptions options;
-  options.reuse_written_back_inputs = true;
-  options.inductor = true;
-  return options;
-}
-
-}  // namespace
-
 // a = mul(x, 2); b = add(a, 1); return b -- the stock policy writes b into a;
 // Inductor fuses mul and add into one kernel with no buffer for a at all.
 TEST(Inductor, PointwiseOpsStayFunctional) {
@@ -148,8 +137,7 @@ TEST(Inductor, ForeachOnlyWhereTheEpilogueCopiesItsResult) {
     NodeId m = b.input({4});
     NodeId v = b.input({4});
     auto [fe, items] = b.foreach_op({m, v});
-    b.write_back(m, items[0]);
-    b.write_back(v, items[1]);
+    b.write_back_each({m, v}, items);
     b.output({});
     EXPECT_EQ(at(b.plan(inductor()), fe).action, Action::kInplace);
   }
@@ -294,8 +282,7 @@ TEST(Inductor, AForeachElementReadingAnotherElementsBufferIsRefused) {
   NodeId g = b.input({4});
   NodeId fm = b.op({m}, {4}, false);
   auto [fe, items] = b.foreach_op({m, v}, {g, fm});
-  b.write_back(m, items[0]);
-  b.write_back(v, items[1]);
+  b.write_back_each({m, v}, items);
   b.output({});
   EXPECT_EQ(at(b.plan(inductor()), fe).reason, Reason::kInductorFusedRead);
 }

@@ -104,6 +104,12 @@ class Builder {
   NodeId write_back(NodeId input, NodeId value) {
     return b_.write_back("", input, input, value, {input, value}, {record_of(input)});
   }
+  // copy_(inputs[k], values[k]) for each k, as an optimizer step ends; returns the copies.
+  std::vector<NodeId> write_back_each(const std::vector<NodeId>& inputs, const std::vector<NodeId>& values) {
+    std::vector<NodeId> copies;
+    for (size_t k = 0; k < inputs.size(); ++k) copies.push_back(write_back(inputs[k], values.at(k)));
+    return copies;
+  }
   // sym_size(t): reads t's metadata only.
   NodeId metadata_read(NodeId t) {
     OpTraits traits;
@@ -132,6 +138,30 @@ class Builder {
 };
 
 inline const Decision& at(const Plan& p, NodeId n) { return p.decisions.at(static_cast<size_t>(n)); }
+
+// The options the tests plan under, named by what they turn on.
+inline PlanOptions under_torch_compile() {
+  PlanOptions o;
+  o.outputs_taken_by_torch_compile = true;
+  return o;
+}
+// The epilogue rule: ATen ops may write into inputs the graph writes back.
+inline PlanOptions reusing_written_back_inputs(bool reuse = true) {
+  PlanOptions o;
+  o.reuse_written_back_inputs = reuse;
+  return o;
+}
+inline PlanOptions destinations_on() {
+  PlanOptions o;
+  o.dead_operand_destinations = true;
+  return o;
+}
+// Inductor's policy, with the epilogue rule as torch.compile runs it.
+inline PlanOptions inductor() {
+  PlanOptions o = reusing_written_back_inputs();
+  o.inductor = true;
+  return o;
+}
 
 // EXPECT_TRUE(refused(at(p, n), Reason::kUsedLater, culprit)): a refusal's
 // reason and the node behind it, in one check that prints both (a Decision or

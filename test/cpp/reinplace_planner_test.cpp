@@ -14,19 +14,6 @@ using namespace fxinplace::core::testing;
 
 namespace {
 
-PlanOptions under_torch_compile() {
-  PlanOptions o;
-  o.outputs_taken_by_torch_compile = true;
-  return o;
-}
-
-// The epilogue rule: ATen ops may write into inputs the graph writes back.
-PlanOptions reusing_written_back_inputs(bool reuse = true) {
-  PlanOptions o;
-  o.reuse_written_back_inputs = reuse;
-  return o;
-}
-
 // v = select(base, 0, 0); f = fill(v); s = select_scatter(base, f, 0, 0): row 0
 // of `base` computed anew and put back, as functionalization writes base[0].fill_().
 struct RowUpdate {
@@ -536,25 +523,17 @@ TEST(Foreach, StateWrittenBackIsUpdatedInPlaceWithTheEpilogueRule) {
     NodeId m = b.input({4});
     NodeId v = b.input({3});
     auto [fe, items] = b.foreach_op({m, v});
-    NodeId back_m = b.write_back(m, items[0]);
-    NodeId back_v = b.write_back(v, items[1]);
+    std::vector<NodeId> copies = b.write_back_each({m, v}, items);
     b.output({});
     Plan p = b.plan(reusing_written_back_inputs(reuse));
     EXPECT_EQ(at(p, fe).action, reuse ? Action::kInplace : Action::kKeep);
-    EXPECT_EQ(at(p, back_m).action, reuse ? Action::kRemoveCopy : Action::kKeep);
-    EXPECT_EQ(at(p, back_v).action, reuse ? Action::kRemoveCopy : Action::kKeep);
+    for (NodeId copy : copies) EXPECT_EQ(at(p, copy).action, reuse ? Action::kRemoveCopy : Action::kKeep);
   }
 }
 
 // ---- dead operands as destinations (PlanOptions::dead_operand_destinations)
 
 namespace {
-
-PlanOptions destinations_on() {
-  PlanOptions o;
-  o.dead_operand_destinations = true;
-  return o;
-}
 
 // Adds a destination slot (the result may go into `target` this way) to op `i`.
 void add_destination(Builder& b, NodeId i, NodeId target, Destination via) {
