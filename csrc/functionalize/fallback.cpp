@@ -329,6 +329,9 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
       stack->push_back(std::move(view));
       return;
     }
+    // The chain form, on the parent's value: still within its memory (seed 954:
+    // an int32 view of x[1:] read past x's last element).
+    check_within_storage(*first, parent->value());
   }
   std::vector<at::Tensor> outputs = first->forward_all(parent->value(), reapply);
   const bool multi = op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType;

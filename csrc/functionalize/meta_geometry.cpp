@@ -114,8 +114,16 @@ at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, boo
   for (int64_t d = 0; d < t.dim(); ++d)
     same = same && (TORCH_GUARD_OR_FALSE(t.sym_size(d).sym_eq(1)) ||
                     TORCH_GUARD_OR_TRUE(t.sym_stride(d).sym_eq(like.sym_stride(d))));
-  if (same) return t;
-  if (!TORCH_GUARD_OR_FALSE(like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()))
+  // An input that does not start its storage (x[1:]) keeps its offset too:
+  // storage_offset() and as_strided of it read it (random pipelines seed 954).
+  // Not under a fake or symbolic trace: relocating bakes the input's sizes
+  // into the graph, which a symbolic trace must not specialize (a size-1
+  // input sliced from an input it shares memory with).
+  const bool traced = t.key_set().has(c10::DispatchKey::Python);
+  const bool same_offset =
+      traced || TORCH_GUARD_OR_TRUE(t.sym_storage_offset().sym_eq(like.sym_storage_offset()));
+  if (same && (same_offset || !views)) return t;
+  if (!same_offset || !TORCH_GUARD_OR_FALSE(like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()))
     return views ? with_gapped_layout_of(t, like) : t;
   if (!views) {
     // as_strided_scatter keeps its input's layout; at its own geometry it

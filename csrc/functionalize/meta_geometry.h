@@ -55,7 +55,8 @@ c10::SymInt storage_extent(const at::Tensor& t);
 
 // `t` laid out like `like` (same sizes) where the strides differ: where
 // `like` is non-overlapping and dense, a copy in `like`'s dim order; where it
-// has gaps (and `views`), with_gapped_layout_of. `t` otherwise.
+// has gaps or starts elsewhere in its storage (and `views`),
+// with_gapped_layout_of. `t` otherwise.
 // With `views` false, no view op is used (remove="mutations_and_views").
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, bool views = true);
 // `t` at `like`'s exact place in a fresh buffer of `like`'s storage span,

@@ -1,0 +1,48 @@
+"""Inputs that do not start their storage (x[1:]) keep their storage offset after writes.
+
+Eager writes such an input in place: its storage_offset() stays, and as_strided of it
+addresses its storage from there. A functional value of it started at offset 0 after its
+first write (random pipelines seed 954), so a later as_strided read other elements.
+Eagerly and under make_fx's real tracing; not yet under fake or symbolic tracing, where
+keeping the offset would bake the input's sizes into the graph (which a symbolic trace of
+an input sliced from another must not specialize).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fxinplace
+from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda x: (x.zero_(), x.as_strided((2,), (1,), x.storage_offset() + 1).add_(7)),
+        lambda x: (x.mul_(2), x.as_strided((2,), (2,), x.storage_offset()) * x.storage_offset()),
+        lambda x: (x.add_(1).add_(1), x.view(torch.int32).as_strided((2,), (2,), 2 * x.storage_offset()) + 0),
+    ],
+    ids=["write_then_as_strided_write", "write_then_offset_read", "dtype_view_as_strided"],
+)
+def test_an_input_starting_inside_its_storage_keeps_its_offset(program) -> None:
+    def f(x):
+        return program(x)[1] * 1, x * 1
+
+    def make_args(n):
+        return (torch.arange(n + 2, dtype=torch.int64)[1:-1],)
+
+    problems = eager_parity_problems(f, lambda: make_args(5), removes=("mutations",), tracing_modes=("real",))
+    assert not problems, "\n".join(problems)
+
+
+def test_as_strided_past_an_inputs_last_element_is_a_clear_error() -> None:
+    # Eager reads the storage element after x's last (seed 954): nothing functional holds it.
+    def f(x):
+        x.zero_()
+        return x.view(torch.int32).as_strided((3,), (2,), x.view(torch.int32).storage_offset()) + 0
+
+    x = torch.arange(4, dtype=torch.int64)[1:-1]
+    with pytest.raises(RuntimeError, match="fxinplace.functionalize: as_strided\\(\\) reaches outside"):
+        fxinplace.functionalize(f)(x)
