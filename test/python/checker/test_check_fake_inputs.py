@@ -18,8 +18,6 @@ import fxinplace.compile as fx_compile
 from fxinplace._checker import copy_functional
 from fxinplace.testing.harness.compile_programs import program
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
 _aten = torch.ops.aten
 
 

@@ -18,8 +18,6 @@ from fxinplace._checker import copy_functional
 from fxinplace._reinplace.apply import _foreach_in_place
 from fxinplace.testing.harness.compile_programs import program
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
 _aten = torch.ops.aten
 _ARGS = (torch.arange(3.0), torch.arange(4.0))
 

@@ -28,7 +28,11 @@ import fxinplace
 from fxinplace._checker import copy_functional
 from fxinplace.testing.harness.inductor_parity import capture_slot_graphs
 
-pytestmark = pytest.mark.filterwarnings("ignore")
+# Torch's own deprecations, raised inside Inductor's import and lowering.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:`torch._prims_common.check` is deprecated:FutureWarning"),
+]
 aten = torch.ops.aten
 prims = torch.ops.prims
 
