@@ -1,6 +1,32 @@
 #include "decision.h"
 
+#include <cstddef>
+#include <iterator>
+
 namespace fxinplace::core {
+namespace {
+
+// Each reason's stable name and text, in the enum's order: both the enum and
+// this table are generated from FXINPLACE_REASONS.
+struct ReasonWords {
+  const char* name;
+  const char* text;
+};
+
+constexpr ReasonWords kReasonWords[] = {
+#define FXINPLACE_REASON_WORDS(id, name, text) {name, text},
+    FXINPLACE_REASONS(FXINPLACE_REASON_WORDS)
+#undef FXINPLACE_REASON_WORDS
+};
+
+constexpr ReasonWords kUnknownReason = {"?", "?"};
+
+const ReasonWords& words_of(Reason r) {
+  auto k = static_cast<size_t>(r);
+  return k < std::size(kReasonWords) ? kReasonWords[k] : kUnknownReason;
+}
+
+}  // namespace
 
 const char* action_name(Action a) {
   switch (a) {
@@ -20,26 +46,8 @@ const char* action_name(Action a) {
   return "?";
 }
 
-const char* reason_text(Reason r) {
-  switch (r) {
-#define FXINPLACE_REASON_TEXT(id, name, text) \
-  case Reason::id:                            \
-    return text;
-    FXINPLACE_REASONS(FXINPLACE_REASON_TEXT)
-#undef FXINPLACE_REASON_TEXT
-  }
-  return "?";
-}
+const char* reason_text(Reason r) { return words_of(r).text; }
 
-const char* reason_name(Reason r) {
-  switch (r) {
-#define FXINPLACE_REASON_NAME(id, name, text) \
-  case Reason::id:                            \
-    return name;
-    FXINPLACE_REASONS(FXINPLACE_REASON_NAME)
-#undef FXINPLACE_REASON_NAME
-  }
-  return "?";
-}
+const char* reason_name(Reason r) { return words_of(r).name; }
 
 }  // namespace fxinplace::core

@@ -2,66 +2,50 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "reinplace_planner.h"
 
 namespace fxinplace::core {
 namespace {
 
-const char* kind_text(NodeKind k) {
-  switch (k) {
-    case NodeKind::kInput:
-      return "input";
-    case NodeKind::kConstant:
-      return "constant";
-    case NodeKind::kOp:
-      return "op";
-    case NodeKind::kGetItem:
-      return "getitem";
-    case NodeKind::kOther:
-      return "other";
-    case NodeKind::kAutoFunctionalized:
-      return "auto_functionalized";
-    case NodeKind::kForeach:
-      return "foreach";
-    case NodeKind::kWriteBack:
-      return "write_back";
-    case NodeKind::kOutput:
-      return "output";
-  }
-  return "?";
+// The words of the text format for each node kind and scatter kind: the
+// writer and the reader share one table each.
+template <typename E>
+using Words = std::pair<E, const char*>;
+
+constexpr Words<NodeKind> kKindWords[] = {
+    {NodeKind::kInput, "input"},     {NodeKind::kConstant, "constant"},
+    {NodeKind::kOp, "op"},           {NodeKind::kGetItem, "getitem"},
+    {NodeKind::kOther, "other"},     {NodeKind::kAutoFunctionalized, "auto_functionalized"},
+    {NodeKind::kForeach, "foreach"}, {NodeKind::kWriteBack, "write_back"},
+    {NodeKind::kOutput, "output"}};
+
+// ScatterKind::kNone is written as "none" but never read: a node without a
+// scatter has no scatter= field.
+constexpr Words<ScatterKind> kScatterWords[] = {{ScatterKind::kSelect, "select"},
+                                                {ScatterKind::kSlice, "slice"},
+                                                {ScatterKind::kDiagonal, "diagonal"},
+                                                {ScatterKind::kAsStrided, "as_strided"}};
+
+template <typename E, size_t N>
+const char* word_of(const Words<E> (&words)[N], E value, const char* otherwise) {
+  for (const auto& [e, word] : words)
+    if (e == value) return word;
+  return otherwise;
 }
 
-NodeKind kind_from(const std::string& s) {
-  for (NodeKind k :
-       {NodeKind::kInput, NodeKind::kConstant, NodeKind::kOp, NodeKind::kGetItem, NodeKind::kOther,
-        NodeKind::kAutoFunctionalized, NodeKind::kForeach, NodeKind::kWriteBack, NodeKind::kOutput})
-    if (s == kind_text(k)) return k;
-  throw std::invalid_argument("unknown node kind '" + s + "'");
+template <typename E, size_t N>
+E value_of(const Words<E> (&words)[N], const std::string& s, const char* what) {
+  for (const auto& [e, word] : words)
+    if (s == word) return e;
+  throw std::invalid_argument("unknown " + std::string(what) + " '" + s + "'");
 }
 
-const char* scatter_text(ScatterKind k) {
-  switch (k) {
-    case ScatterKind::kSelect:
-      return "select";
-    case ScatterKind::kSlice:
-      return "slice";
-    case ScatterKind::kDiagonal:
-      return "diagonal";
-    case ScatterKind::kAsStrided:
-      return "as_strided";
-    case ScatterKind::kNone:
-      break;
-  }
-  return "none";
-}
-
-ScatterKind scatter_from(const std::string& s) {
-  for (ScatterKind k :
-       {ScatterKind::kSelect, ScatterKind::kSlice, ScatterKind::kDiagonal, ScatterKind::kAsStrided})
-    if (s == scatter_text(k)) return k;
-  throw std::invalid_argument("unknown scatter kind '" + s + "'");
-}
+const char* kind_text(NodeKind k) { return word_of(kKindWords, k, "?"); }
+NodeKind kind_from(const std::string& s) { return value_of(kKindWords, s, "node kind"); }
+const char* scatter_text(ScatterKind k) { return word_of(kScatterWords, k, "none"); }
+ScatterKind scatter_from(const std::string& s) { return value_of(kScatterWords, s, "scatter kind"); }
 
 std::string extent_text(const Extent& e) {
   return e.is_known() ? std::to_string(e.value()) : "$" + std::to_string(e.symbol());
