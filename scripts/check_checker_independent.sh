@@ -18,8 +18,10 @@ if [ -n "$links" ]; then
   echo "checker independence: fxinplace_checker links something: $links" >&2
   bad=1
 fi
-if grep -q 'fxinplace_core' <(sed -n '/add_executable(fxinplace_checker_tests/,/^  target_link_libraries(fxinplace_checker_tests.*)/p' CMakeLists.txt); then
-  echo "checker independence: the checker's tests link the planner" >&2
+# fxinplace_add_tests(<target> <the one library it links> <sources>...)
+tests=$(grep -E '^ *fxinplace_add_tests\(fxinplace_checker_tests ' CMakeLists.txt || true)
+if [ "$(awk '{print $2}' <<<"$tests")" != "fxinplace_checker" ]; then
+  echo "checker independence: the checker's tests must link fxinplace_checker alone: ${tests:-not found}" >&2
   bad=1
 fi
 [ "$bad" = 0 ] && echo "checker independence: ok"
