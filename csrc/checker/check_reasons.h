@@ -8,7 +8,9 @@
 // fxinplace._C.checker.CheckReason.<name>.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 
 namespace fxinplace::checker {
 
@@ -60,27 +62,25 @@ enum class CheckReason : uint8_t {
 #undef FXINPLACE_CHECK_REASON_ENUM
 };
 
-// The stable name ("wrong_value") and the text of a reason.
-inline const char* check_reason_name(CheckReason r) {
-  switch (r) {
-#define FXINPLACE_CHECK_REASON_NAME(id, name, text) \
-  case CheckReason::id:                             \
-    return name;
-    FXINPLACE_CHECK_REASONS(FXINPLACE_CHECK_REASON_NAME)
-#undef FXINPLACE_CHECK_REASON_NAME
-  }
-  return "?";
+// The stable name ("wrong_value") and the text of each reason, in the enum's order.
+struct CheckReasonWords {
+  const char* name;
+  const char* text;
+};
+
+inline const CheckReasonWords& check_reason_words(CheckReason r) {
+  static constexpr CheckReasonWords kWords[] = {
+#define FXINPLACE_CHECK_REASON_WORDS(id, name, text) {name, text},
+      FXINPLACE_CHECK_REASONS(FXINPLACE_CHECK_REASON_WORDS)
+#undef FXINPLACE_CHECK_REASON_WORDS
+  };
+  static constexpr CheckReasonWords kUnknown = {"?", "?"};
+  auto k = static_cast<size_t>(r);
+  return k < std::size(kWords) ? kWords[k] : kUnknown;
 }
 
-inline const char* check_reason_text(CheckReason r) {
-  switch (r) {
-#define FXINPLACE_CHECK_REASON_TEXT(id, name, text) \
-  case CheckReason::id:                             \
-    return text;
-    FXINPLACE_CHECK_REASONS(FXINPLACE_CHECK_REASON_TEXT)
-#undef FXINPLACE_CHECK_REASON_TEXT
-  }
-  return "?";
-}
+inline const char* check_reason_name(CheckReason r) { return check_reason_words(r).name; }
+
+inline const char* check_reason_text(CheckReason r) { return check_reason_words(r).text; }
 
 }  // namespace fxinplace::checker

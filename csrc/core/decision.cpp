@@ -29,21 +29,13 @@ const ReasonWords& words_of(Reason r) {
 }  // namespace
 
 const char* action_name(Action a) {
-  switch (a) {
-    case Action::kKeep:
-      return "keep";
-    case Action::kInplace:
-      return "inplace";
-    case Action::kPartialInplace:
-      return "partial_inplace";
-    case Action::kScatterToCopy:
-      return "scatter_to_copy";
-    case Action::kRemoveScatter:
-      return "remove_scatter";
-    case Action::kRemoveCopy:
-      return "remove_copy";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {
+#define FXINPLACE_ACTION_NAME(id, label, name) name,
+      FXINPLACE_ACTIONS(FXINPLACE_ACTION_NAME)
+#undef FXINPLACE_ACTION_NAME
+  };
+  auto k = static_cast<size_t>(a);
+  return k < std::size(kNames) ? kNames[k] : "?";
 }
 
 const char* reason_text(Reason r) { return words_of(r).text; }

@@ -8,13 +8,26 @@
 
 namespace fxinplace::core {
 
+// What the plan does with a node, in one list (the enum, its Python name and
+// its stable name are generated from it):
+//   keep             left as it is
+//   inplace          swapped for its in-place overload; for auto_functionalized_v2: no base cloned
+//   partial_inplace  auto_functionalized_v2: some bases written in place, others still cloned
+//   scatter_to_copy  `x_scatter(base, src, args)` -> `view(base, args).copy_(src)`
+//   remove_scatter   a scatter whose write already happened in place: deleted
+//   remove_copy      a write-back copy_(input, value) whose value already is the input: deleted
+#define FXINPLACE_ACTIONS(X)                             \
+  X(kKeep, KEEP, "keep")                                 \
+  X(kInplace, INPLACE, "inplace")                        \
+  X(kPartialInplace, PARTIAL_INPLACE, "partial_inplace") \
+  X(kScatterToCopy, SCATTER_TO_COPY, "scatter_to_copy")  \
+  X(kRemoveScatter, REMOVE_SCATTER, "remove_scatter")    \
+  X(kRemoveCopy, REMOVE_COPY, "remove_copy")
+
 enum class Action : uint8_t {
-  kKeep,            // left as it is
-  kInplace,         // swapped for its in-place overload; for auto_functionalized_v2: no base cloned
-  kPartialInplace,  // auto_functionalized_v2: some bases written in place, others still cloned
-  kScatterToCopy,   // `x_scatter(base, src, args)` -> `view(base, args).copy_(src)`
-  kRemoveScatter,   // a scatter whose write already happened in place: deleted
-  kRemoveCopy,      // a write-back copy_(input, value) whose value already is the input: deleted
+#define FXINPLACE_ACTION_ENUM(id, label, name) id,
+  FXINPLACE_ACTIONS(FXINPLACE_ACTION_ENUM)
+#undef FXINPLACE_ACTION_ENUM
 };
 
 // Every reason the planner gives, in one list: the enum, its stable name and

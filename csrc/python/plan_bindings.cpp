@@ -43,13 +43,8 @@ void bind_enums(py::module_& m) {
       .value("DIAGONAL", core::ScatterKind::kDiagonal)
       .value("AS_STRIDED", core::ScatterKind::kAsStrided);
   py::enum_<core::Action> action(m, "Action");
-#define FXINPLACE_BIND_ACTION(label, id) action.value(label, core::Action::id);
-  FXINPLACE_BIND_ACTION("KEEP", kKeep)
-  FXINPLACE_BIND_ACTION("INPLACE", kInplace)
-  FXINPLACE_BIND_ACTION("PARTIAL_INPLACE", kPartialInplace)
-  FXINPLACE_BIND_ACTION("SCATTER_TO_COPY", kScatterToCopy)
-  FXINPLACE_BIND_ACTION("REMOVE_SCATTER", kRemoveScatter)
-  FXINPLACE_BIND_ACTION("REMOVE_COPY", kRemoveCopy)
+#define FXINPLACE_BIND_ACTION(id, label, name) action.value(#label, core::Action::id);
+  FXINPLACE_ACTIONS(FXINPLACE_BIND_ACTION)
 #undef FXINPLACE_BIND_ACTION
   action.def_property_readonly(
       "label", [](core::Action a) { return core::action_name(a); },
