@@ -92,13 +92,14 @@ std::optional<c10::SymInt> non_overlapping_span(const at::Tensor& like) {
 // layout in eager, where writes land in place: later results computed from it
 // follow its strides, its storage_offset() stays, and as_strided of it
 // addresses its storage. Functionally, its new value is laid out so too: the
-// value scattered into a fresh buffer of the input's span, viewed at the
-// input's place (the gaps hold nothing: eager's gap elements belong to no
-// tensor the function was given).
+// value scattered into a copy of the input's storage span, viewed at the
+// input's place (the gaps hold what the input's storage held there).
 at::Tensor with_gapped_layout_of(const at::Tensor& t, const at::Tensor& like) {
   const std::optional<c10::SymInt> span = non_overlapping_span(like);
   if (!span) return t;
-  at::Tensor buffer = at::empty_symint({*span}, t.options());
+  // The gaps keep what `like`'s storage holds there (eager reads them through
+  // as_strided): the span of its storage, copied.
+  at::Tensor buffer = like.as_strided_symint({*span}, {1}, 0).clone();
   return at::as_strided_scatter_symint(buffer, t, like.sym_sizes(), like.sym_strides(),
                                        like.sym_storage_offset())
       .as_strided_symint(like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());

@@ -59,7 +59,7 @@ c10::SymInt storage_extent(const at::Tensor& t);
 // with_gapped_layout_of. `t` otherwise.
 // With `views` false, no view op is used (remove="mutations_and_views").
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, bool views = true);
-// `t` at `like`'s exact place in a fresh buffer of `like`'s storage span,
+// `t` at `like`'s exact place in a copy of `like`'s storage span,
 // where `like` is non-overlapping with concrete geometry; `t` otherwise.
 at::Tensor with_gapped_layout_of(const at::Tensor& t, const at::Tensor& like);
 
