@@ -28,7 +28,8 @@
 // and goes. Where the write-back copies another value, `r` must not be read
 // after it. On for auto_functionalized_v2 bases; for ATen ops by PlanOptions.
 #include <algorithm>
-#include <functional>
+#include <unordered_map>
+#include <utility>
 
 #include "planner_walk.h"
 
@@ -212,33 +213,32 @@ void Walk::accept(const WriteSlot& slot, NodeId holder, StorageId result_storage
 // removed scatter of its own new value, and those scatters must form one chain
 // (each scattering into the previous one's result, which nothing else reads):
 // every later reader then sees all the writes, as in the functional graph.
-// Otherwise only the first slot of the buffer stays in place.
-void Walk::refuse_unordered_shared_buffers(
-    NodeId i, std::vector<Accepted>& accepted,
-    const std::function<void(const Accepted&, const Decision&)>& refuse_one) {
+// Otherwise only the first slot of the buffer stays in place: returns the
+// others (indices into `accepted`) with the scatter that breaks the chain.
+std::vector<std::pair<size_t, NodeId>> Walk::refuse_unordered_shared_buffers(
+    NodeId i, std::vector<Accepted>& accepted) {
   const Node& node = g_.at(i);
-  auto root_of = [&](const Accepted& a) {
-    return classes_.root(value(rep(node.slots[a.slot].target))->storage);
-  };
-  std::vector<Accepted> kept;
-  std::vector<bool> done(accepted.size(), false);
+  // The accepted slots by the buffer they write, in slot order.
+  std::vector<std::vector<size_t>> groups;
+  std::unordered_map<StorageId, size_t> group_of;
   for (size_t a = 0; a < accepted.size(); ++a) {
-    if (done[a]) continue;
-    std::vector<size_t> group;
-    for (size_t b = a; b < accepted.size(); ++b)
-      if (!done[b] && root_of(accepted[b]) == root_of(accepted[a])) group.push_back(b);
-    for (size_t b : group) done[b] = true;
+    StorageId root = classes_.root(value(rep(node.slots[accepted[a].slot].target))->storage);
+    auto [it, fresh] = group_of.try_emplace(root, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(a);
+  }
+  std::vector<std::pair<size_t, NodeId>> refused;  // (index into accepted, culprit)
+  for (const std::vector<size_t>& group : groups) {
+    if (group.size() < 2) continue;
     std::vector<NodeId> extra;
-    if (auto culprit = group.size() > 1 ? unordered_shared_writes(i, accepted, group, extra) : std::nullopt) {
-      kept.push_back(std::move(accepted[group[0]]));
-      for (size_t m = 1; m < group.size(); ++m)
-        refuse_one(accepted[group[m]], refuse(Reason::kUsedLater, *culprit));
+    if (auto culprit = unordered_shared_writes(i, accepted, group, extra)) {
+      for (size_t m = 1; m < group.size(); ++m) refused.emplace_back(group[m], *culprit);
       continue;
     }
-    accepted[group[0]].scatters.insert(accepted[group[0]].scatters.end(), extra.begin(), extra.end());
-    for (size_t b : group) kept.push_back(std::move(accepted[b]));
+    std::vector<NodeId>& first = accepted[group[0]].scatters;
+    first.insert(first.end(), extra.begin(), extra.end());
   }
-  accepted = std::move(kept);
+  return refused;
 }
 
 // The chain `refuse_unordered_shared_buffers` needs, built from the group's
@@ -356,10 +356,18 @@ void Walk::decide_slots(NodeId i, bool all_or_none) {
     any_new = true;
     accepted.push_back({k, holder, result->storage, std::move(removable)});
   }
-  refuse_unordered_shared_buffers(i, accepted, [&](const Accepted& a, const Decision& why) {
-    out.slots[a.slot] = {false, why.reason, why.culprit};
-    if (!first_refusal) first_refusal = &out.slots[a.slot];
-  });
+  std::vector<bool> dropped(accepted.size(), false);
+  for (const auto& [a, culprit] : refuse_unordered_shared_buffers(i, accepted)) {
+    const Decision why = refuse(Reason::kUsedLater, culprit);
+    SlotDecision& d = out.slots[accepted[a].slot];
+    d = {false, why.reason, why.culprit};
+    if (!first_refusal) first_refusal = &d;
+    dropped[a] = true;
+  }
+  std::vector<Accepted> kept;
+  for (size_t a = 0; a < accepted.size(); ++a)
+    if (!dropped[a]) kept.push_back(std::move(accepted[a]));
+  accepted = std::move(kept);
   if (all_or_none && first_refusal) {
     out.action = Action::kKeep;
     out.reason = first_refusal->reason;

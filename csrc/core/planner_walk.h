@@ -8,8 +8,8 @@
 //   planner_inductor.cpp  what a graph for Inductor may get (PlanOptions::inductor)
 #pragma once
 
-#include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "alias_classes.h"
@@ -61,9 +61,8 @@ class Walk {
     StorageId storage;
     std::vector<NodeId> scatters;
   };
-  void refuse_unordered_shared_buffers(
-      NodeId i, std::vector<Accepted>& accepted,
-      const std::function<void(const Accepted&, const Decision&)>& refuse_one);
+  std::vector<std::pair<size_t, NodeId>> refuse_unordered_shared_buffers(NodeId i,
+                                                                         std::vector<Accepted>& accepted);
   std::optional<NodeId> unordered_shared_writes(NodeId i, const std::vector<Accepted>& accepted,
                                                 const std::vector<size_t>& group, std::vector<NodeId>& extra);
   void decide_write_back(NodeId i);
