@@ -198,6 +198,30 @@ def test_a_changed_stride_of_a_size_one_dimension_is_not_a_changed_argument():
     assert info.value.reason == "wrong_argument" and "'stride'" in str(info.value), (size, str(info.value))
 
 
+def _as_strided_of_a_copy(x):
+    return torch.as_strided(x * 1, (3, 0), (1, 1)) + 0
+
+
+@pytest.mark.parametrize(
+    ("size", "stride", "caught"),
+    [((3, 0), (2, 1), False), ((3, 0), (2, 7), False), ((3, 1), (1, 1), True)],
+    ids=["empty_stride_0", "empty_both_strides", "another_size"],
+)
+def test_the_strides_of_an_empty_tensor_are_not_compared(size, stride, caught):
+    """Random pipelines seed 5116: an as_strided_ of sizes [7, 7, 0] passed another stride
+    where a rewrite changed what it read of a stride; no element of it is addressed."""
+    x = torch.arange(6.0)
+    functional = copy_functional(make_fx(_as_strided_of_a_copy)(x))
+    gm = make_fx(_as_strided_of_a_copy)(x)
+    view = _node(gm, aten.as_strided.default)
+    view.args = (view.args[0], list(size), list(stride), *view.args[3:])
+    if caught:
+        assert _rejected(functional, gm, x).reason == "wrong_argument"
+    else:
+        gm.recompile()
+        fxinplace.check_reinplaced(functional, gm, x)
+
+
 def test_a_custom_op_mutating_a_base_still_read_later_is_caught():
     def f(x):
         c = x + 1

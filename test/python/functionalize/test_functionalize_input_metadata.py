@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
@@ -235,8 +236,15 @@ def test_input_with_gaps_between_its_elements(program) -> None:
         lambda x: (x.sub_(1).sub_(1), x.as_strided((2, 2), (3, 1), x.storage_offset() + 1).add_(100)),
         lambda x: (torch._foreach_sub_([x], 1), x.sub_(1), x.storage_offset() * x),
         lambda x: (x.sub_(1), x.mul(1).t().contiguous().view(-1)),
+        # seed 7238: the element after row 0 is a gap (x0[1, 0]), read after two writes
+        lambda x: (x.sub_(1).sub_(1), x.as_strided((2, 3), (3, 1), x.storage_offset() + 3) * 1),
     ],
-    ids=["write_twice_then_as_strided_write", "foreach_then_offset_read", "write_then_strides_read"],
+    ids=[
+        "write_twice_then_as_strided_write",
+        "foreach_then_offset_read",
+        "write_then_strides_read",
+        "writes_then_gap_read",
+    ],
 )
 def test_input_sliced_inside_its_rows_keeps_its_place_after_writes(program) -> None:
     """Random pipelines seed 734: x0[..., 1:] (a gap at each row's start). After a second
@@ -253,6 +261,24 @@ def test_input_sliced_inside_its_rows_keeps_its_place_after_writes(program) -> N
         f, lambda: make_args(7), removes=("mutations",), resized_args=lambda: make_args(9)
     )
     assert not problems, "\n".join(problems)
+
+
+def test_the_gaps_of_an_input_kept_in_place_hold_its_storage() -> None:
+    """Seed 7238: the buffer an input with gaps is kept in was allocated uninitialised, so a
+    read of a gap (eager: the storage's element there) saw whatever memory held. Values may
+    match by chance; the graph must take the buffer from the input's storage instead."""
+
+    def f(x):
+        x.sub_(1).sub_(1)
+        return x.as_strided((2, 3), (3, 1), x.storage_offset() + 3) * 1
+
+    def make_input():
+        return torch.arange(14.0).reshape(2, 7)[..., 1:]
+
+    gm = make_fx(fxinplace.functionalize(f))(make_input())
+    targets = {n.target for n in gm.graph.nodes if n.op == "call_function"}
+    assert torch.ops.aten.empty.memory_format not in targets, gm.code
+    assert torch.equal(gm(make_input()), f(make_input()))
 
 
 def test_as_strided_past_a_shrunk_out_argument_is_a_clear_error() -> None:
