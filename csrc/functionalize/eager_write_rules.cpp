@@ -56,6 +56,13 @@ std::optional<CopiesFold> fold_for_shared_memory(const c10::OperatorHandle& op,
   return std::nullopt;
 }
 
+[[noreturn]] void raise_repeated_memory_written(const c10::OperatorHandle& op) {
+  TORCH_CHECK(false, "fxinplace.functionalize: ", op.operator_name(),
+              ": unsupported operation: more than one element of the written-to tensor refers to a single "
+              "memory location (e.g. a view made by expand()), and functionalization cannot express this "
+              "op's writes into it. Please clone() the tensor before performing the operation.");
+}
+
 }  // namespace
 
 bool writes_nothing(const Write& w) {
@@ -229,11 +236,7 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
                 "expanded input, say); functionalization cannot express that. Please clone() it first.");
     if (repeats_memory(w.target)) {
       const std::optional<CopiesFold> fold = fold_for_shared_memory(op, args);
-      TORCH_CHECK(
-          fold, "fxinplace.functionalize: ", name,
-          ": unsupported operation: more than one element of the written-to tensor refers to a single "
-          "memory location (e.g. a view made by expand()), and functionalization cannot express this "
-          "op's writes into it. Please clone() the tensor before performing the operation.");
+      if (!fold) raise_repeated_memory_written(op);
       w.fold = *fold;
     } else if (!provably_injective(functional_impl(w.target)->metadata())) {
       // Overlapping windows: every copy of a location written with one value
@@ -265,6 +268,21 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
     if (w.is_out && w.value.sym_sizes() != w.target.sym_sizes() && runs_complex_kernel(op, args))
       w.value = complex_kernel_out_layout(args[0], w);
   }
+}
+
+void check_written_before_running(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                                  c10::ArrayRef<size_t> written) {
+  const bool folds = fold_for_shared_memory(op, args).has_value();
+  std::vector<Write> in_place;
+  for (size_t p : written) {
+    if (op.schema().arguments()[p].is_out()) continue;  // resized first where the shape differs
+    for_each_tensor(args[p], [&](const at::Tensor& t) {
+      if (!t.defined() || !is_functional(t)) return;
+      if (!folds && repeats_memory(t)) raise_repeated_memory_written(op);
+      in_place.push_back(Write{t, t, /*is_out=*/false});
+    });
+  }
+  check_no_partial_overlap(op, args, in_place);
 }
 
 }  // namespace fxinplace::functionalize

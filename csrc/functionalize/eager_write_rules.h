@@ -29,6 +29,14 @@ struct Write {
 // The write changes no element (its target has none, and is not resized).
 bool writes_nothing(const Write& w);
 
+// The checks eager makes on a written tensor before it computes anything
+// (TensorIterator's internal-overlap check comes before its shape checks):
+// made before the functional variant runs, so a write eager refuses raises
+// eager's error, and a trace records no node for it (make_fx records a node
+// before running it; one that raises would stay in the graph, and raise there).
+void check_written_before_running(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                                  c10::ArrayRef<size_t> written);
+
 // Casts each write's value to its target's dtype and checks what eager
 // checks; throws, naming fxinplace and the op, where eager raises.
 void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,

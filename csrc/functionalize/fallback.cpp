@@ -197,6 +197,7 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
   const size_t num_args = op.schema().arguments().size();
   std::vector<c10::IValue> originals(stack->end() - num_args, stack->end());
   check_leaf_written(op, c, originals);
+  check_written_before_running(op, originals, c.written);
   torch::jit::Stack functional_stack;
   functional_stack.reserve(c.functional_args.size());
   if (c.functional_is_composite) {

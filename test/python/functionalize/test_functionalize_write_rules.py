@@ -272,6 +272,35 @@ def test_write_partially_overlapping_an_input_raises(write) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("write", "error"),
+    [
+        (lambda x: x[:1].expand(3).copy_(torch.ones(5)), "more than one element of the written-to tensor"),
+        (lambda x: x[1:4].copy_(x[:2]), "some elements of the input tensor and the written"),
+    ],
+    ids=["expanded_self", "partial_overlap"],
+)
+def test_refused_write_raises_eagers_error_before_computing(write, error: str) -> None:
+    # Eager checks overlap before shapes, so the overlap error wins over the
+    # broadcast error the functional op would raise. And a function that catches
+    # it traces a graph with no node for the refused write (make_fx records a node
+    # before running it; one that raised would stay in the graph and raise there).
+    def f(x):
+        try:
+            write(x)
+        except RuntimeError as e:
+            assert error in str(e), str(e)
+        return x + 1
+
+    with pytest.raises(RuntimeError, match=error):
+        write(torch.arange(6.0))
+    f(torch.arange(6.0))  # eager
+    fxinplace.functionalize(f)(torch.arange(6.0))
+    gm = torch.fx.experimental.proxy_tensor.make_fx(fxinplace.functionalize(f))(torch.arange(6.0))
+    assert torch.ops.aten.copy.default not in [n.target for n in gm.graph.nodes]
+    torch.testing.assert_close(gm(torch.arange(6.0)), torch.arange(6.0) + 1)
+
+
 def test_write_reading_exactly_self_is_fine() -> None:
     def f(x):
         x.mul_(x)
