@@ -285,4 +285,22 @@ void check_written_before_running(const c10::OperatorHandle& op, c10::ArrayRef<c
   check_no_partial_overlap(op, args, in_place);
 }
 
+void negate_after_converting(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                             torch::jit::Stack& functional_stack) {
+  if (op.schema().name() != "aten::copy_" || args.size() < 2 || !is_functional(args[1].toTensor())) return;
+  const at::Tensor& self = functional_stack[0].toTensor();
+  const at::Tensor& src = functional_stack[1].toTensor();
+  if (src.scalar_type() == self.scalar_type()) return;
+  bool negated = false;  // the view chain negates an odd number of times
+  for (const auto& record : functional_impl(args[1].toTensor())->views())
+    negated = negated != (record->flips_values() && !record->conjugates());
+  if (!negated) return;
+  // The source as it is before negation: a view without the negative bit
+  // (_neg_view flips it back), or, where views are *_copy ops and the negation
+  // was computed, negated again (exact: negation is its own inverse, even
+  // where it wraps). Then converted, and negated in self's dtype.
+  const at::Tensor plain = src.is_neg() ? at::_neg_view(src) : at::neg(src);
+  functional_stack[1] = at::neg(plain.to(self.scalar_type()));
+}
+
 }  // namespace fxinplace::functionalize

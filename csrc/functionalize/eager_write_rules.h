@@ -10,6 +10,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 
 #include <vector>
 
@@ -36,6 +37,14 @@ bool writes_nothing(const Write& w);
 // before running it; one that raises would stay in the graph, and raise there).
 void check_written_before_running(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                                   c10::ArrayRef<size_t> written);
+
+// copy_ from a negative view (torch._neg_view) of another dtype converts,
+// then negates in self's dtype; the functional `copy` negates first, in the
+// source's dtype, so an int16 -32768 copied into float16 comes out -32768
+// where eager gives 32768. Rewrites the functional variant's source so it
+// computes eager's value.
+void negate_after_converting(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                             torch::jit::Stack& functional_stack);
 
 // Casts each write's value to its target's dtype and checks what eager
 // checks; throws, naming fxinplace and the op, where eager raises.

@@ -216,6 +216,7 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
     unwrap_arguments(stack, num_args, reapply);
     Args unwrapped = torch::jit::last(*stack, num_args);
     for (size_t p : c.functional_args) functional_stack.push_back(unwrapped[p]);
+    negate_after_converting(op, originals, functional_stack);
     if (!compute_in_out_dtype(c, originals, functional_stack)) {
       c.functional->callBoxed(functional_stack);
     } else {

@@ -568,3 +568,22 @@ def test_complex_input_out_resize_takes_eagers_layout(op, out_dtype: torch.dtype
     g = torch.Generator().manual_seed(5)
     x = torch.randn(3, 4, dtype=torch.complex64, generator=g)
     _check(f, lambda: (x.clone().t(),))
+
+
+@pytest.mark.parametrize(
+    ("src", "self_dtype"),
+    [
+        (torch.tensor([-32768, 5, 0], dtype=torch.int16), torch.float16),
+        (torch.tensor([200, 1, 0], dtype=torch.uint8), torch.float32),
+        (torch.tensor([-(2**31), 7, -1], dtype=torch.int32), torch.int64),
+    ],
+    ids=["int16_min_to_half", "uint8_to_float", "int32_min_to_int64"],
+)
+def test_copy_from_a_negative_view_of_another_dtype_negates_after_converting(src, self_dtype) -> None:
+    # Eager's copy_ converts, then negates in self's dtype; the functional copy
+    # would negate in the source's dtype, where -(-32768) wraps.
+    def f(x, y):
+        x.copy_(torch._neg_view(y))
+        return x
+
+    _check(f, lambda: (torch.zeros(3, dtype=self_dtype), src.clone()))
