@@ -56,6 +56,29 @@ std::optional<CopiesFold> fold_for_shared_memory(const c10::OperatorHandle& op,
   return std::nullopt;
 }
 
+// Whether the view chain leaves the negative or conjugate bit set (an odd
+// number of _neg_view or conj() views).
+void count_flips(const at::Tensor& functional, bool& negated, bool& conjugated) {
+  negated = conjugated = false;
+  for (const auto& record : functional_impl(functional)->views()) {
+    if (!record->flips_values()) continue;
+    bool& bit = record->conjugates() ? conjugated : negated;
+    bit = !bit;
+  }
+}
+
+// The ops eager lets write a tensor whose elements share memory do so only
+// where the tensor shows its memory as it is: through a negative or conjugate
+// view, eager's fallback materializes it and copies back, and that copy_ raises.
+std::optional<CopiesFold> fold_for(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                                   const at::Tensor& target) {
+  bool negated = false;
+  bool conjugated = false;
+  count_flips(target, negated, conjugated);
+  if (negated || conjugated) return std::nullopt;
+  return fold_for_shared_memory(op, args);
+}
+
 [[noreturn]] void raise_repeated_memory_written(const c10::OperatorHandle& op) {
   TORCH_CHECK(false, "fxinplace.functionalize: ", op.operator_name(),
               ": unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -235,7 +258,7 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
                 " writes a tensor whose underlying tensor has elements sharing one memory location (an "
                 "expanded input, say); functionalization cannot express that. Please clone() it first.");
     if (repeats_memory(w.target)) {
-      const std::optional<CopiesFold> fold = fold_for_shared_memory(op, args);
+      const std::optional<CopiesFold> fold = fold_for(op, args, w.target);
       if (!fold) raise_repeated_memory_written(op);
       w.fold = *fold;
     } else if (!provably_injective(functional_impl(w.target)->metadata())) {
@@ -272,13 +295,12 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
 
 void check_written_before_running(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                                   c10::ArrayRef<size_t> written) {
-  const bool folds = fold_for_shared_memory(op, args).has_value();
   std::vector<Write> in_place;
   for (size_t p : written) {
     if (op.schema().arguments()[p].is_out()) continue;  // resized first where the shape differs
     for_each_tensor(args[p], [&](const at::Tensor& t) {
       if (!t.defined() || !is_functional(t)) return;
-      if (!folds && repeats_memory(t)) raise_repeated_memory_written(op);
+      if (repeats_memory(t) && !fold_for(op, args, t)) raise_repeated_memory_written(op);
       in_place.push_back(Write{t, t, /*is_out=*/false});
     });
   }
@@ -291,9 +313,9 @@ void negate_after_converting(const c10::OperatorHandle& op, c10::ArrayRef<c10::I
   const at::Tensor& self = functional_stack[0].toTensor();
   const at::Tensor& src = functional_stack[1].toTensor();
   if (src.scalar_type() == self.scalar_type()) return;
-  bool negated = false;  // the view chain negates an odd number of times
-  for (const auto& record : functional_impl(args[1].toTensor())->views())
-    negated = negated != (record->flips_values() && !record->conjugates());
+  bool negated = false;
+  bool conjugated = false;
+  count_flips(args[1].toTensor(), negated, conjugated);
   if (!negated) return;
   // The source as it is before negation: a view without the negative bit
   // (_neg_view flips it back), or, where views are *_copy ops and the negation

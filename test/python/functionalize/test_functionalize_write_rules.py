@@ -587,3 +587,25 @@ def test_copy_from_a_negative_view_of_another_dtype_negates_after_converting(src
         return x
 
     _check(f, lambda: (torch.zeros(3, dtype=self_dtype), src.clone()))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda e: e.fill_(2),
+        lambda e: e.zero_(),
+        lambda e: e.masked_fill_(torch.tensor([[True], [False], [True]]), 7.0),
+        lambda e: e.index_put_((torch.tensor([0, 2]),), torch.tensor(5.0), accumulate=True),
+    ],
+    ids=["fill_", "zero_", "masked_fill_", "index_put_accumulate"],
+)
+def test_writes_through_expand_of_a_negative_view_raise(write) -> None:
+    # Eager allows these through expand() only where the tensor shows its memory
+    # as it is: through _neg_view its fallback materializes, copies back, and raises.
+    def f(x):
+        write(torch._neg_view(x[:1])[None].expand(3, 1))
+        return x
+
+    _check(
+        f, lambda: (torch.arange(3.0),), error=r"fxinplace.*more than one element of the written-to tensor"
+    )
