@@ -39,30 +39,54 @@ at::Tensor fold_expand_back(const at::Tensor& base, const at::Tensor& mutated, b
     return reapply_views ? mutated.reshape_symint(base.sym_sizes())
                          : at::view_copy_symint(mutated, base.sym_sizes());
   }
-  // Every copy of a base element side by side in the last dim, the element's
-  // position in the others (functional ops only, in both remove modes).
-  std::vector<int64_t> order = kept;
-  order.insert(order.end(), repeated.begin(), repeated.end());
-  std::vector<c10::SymInt> grouped_sizes = kept_sizes;
-  grouped_sizes.push_back(copies);
-  auto grouped = [&](const at::Tensor& t) {
-    return at::view_copy_symint(at::permute_copy(t, order), grouped_sizes);
-  };
-  at::Tensor old_copies = grouped(at::expand_copy_symint(base, mutated.sym_sizes()));
-  at::Tensor new_copies = grouped(mutated);
   if (fold == CopiesFold::kSumOfChanges) {
-    at::Tensor changes = at::sum(at::sub(new_copies, old_copies), {-1}, /*keepdim=*/true, base.scalar_type());
+    // Every copy of a base element side by side in the last dim, the
+    // element's position in the others (functional ops only, in both modes).
+    std::vector<int64_t> order = kept;
+    order.insert(order.end(), repeated.begin(), repeated.end());
+    std::vector<c10::SymInt> grouped_sizes = kept_sizes;
+    grouped_sizes.push_back(copies);
+    auto grouped = [&](const at::Tensor& t) {
+      return at::view_copy_symint(at::permute_copy(t, order), grouped_sizes);
+    };
+    at::Tensor old_copies = grouped(at::expand_copy_symint(base, mutated.sym_sizes()));
+    at::Tensor changes =
+        at::sum(at::sub(grouped(mutated), old_copies), {-1}, /*keepdim=*/true, base.scalar_type());
     return at::view_copy_symint(at::add(at::view_copy_symint(base, changes.sym_sizes()), changes),
                                 base.sym_sizes());
   }
+  // The written copy is found byte by byte, not element by element: a write
+  // through a view(dtype) of narrower elements changes part of an element in
+  // one copy and another part in another. x (3, 4) float32;
+  //   x.expand(3, 3, 4).view(torch.float16).diagonal(0, 2, 0).fill_(1)
+  // writes the low half of x[:, 0] in copy 0, its high half in copy 1.
+  // Bytes also tell -0.0 from 0.0, and a NaN left alone from one written.
+  // Copies first, then the element's position, then its bytes.
+  std::vector<int64_t> order = repeated;
+  order.insert(order.end(), kept.begin(), kept.end());
+  std::vector<c10::SymInt> grouped_sizes{copies};
+  grouped_sizes.insert(grouped_sizes.end(), kept_sizes.begin(), kept_sizes.end());
+  grouped_sizes.emplace_back(1);
+  auto bytes_of_copies = [&](const at::Tensor& t) {
+    return at::view_copy(at::view_copy_symint(at::permute_copy(t, order), grouped_sizes), at::kByte);
+  };
+  at::Tensor old_copies = bytes_of_copies(at::expand_copy_symint(base, mutated.sym_sizes()));
+  at::Tensor new_copies = bytes_of_copies(mutated);
   at::Tensor changed = at::ne(new_copies, old_copies);
   // The last changed copy: the highest position among the changed ones.
-  at::Tensor position = at::arange(c10::Scalar(1), c10::Scalar(copies + 1),
-                                   at::TensorOptions().dtype(at::kLong).device(mutated.device()));
-  at::Tensor last_changed = at::argmax(at::mul(changed, position), -1, /*keepdim=*/true);
-  at::Tensor written = at::gather(new_copies, -1, last_changed);
-  at::Tensor any_changed = at::any(changed, -1, /*keepdim=*/true);
-  at::Tensor folded = at::where(any_changed, written, at::view_copy_symint(base, written.sym_sizes()));
+  std::vector<int64_t> position_sizes(static_cast<size_t>(new_copies.dim()), 1);
+  position_sizes[0] = -1;
+  at::Tensor position =
+      at::view_copy(at::arange(c10::Scalar(1), c10::Scalar(copies + 1),
+                               at::TensorOptions().dtype(at::kLong).device(mutated.device())),
+                    position_sizes);
+  at::Tensor last_changed = at::argmax(at::mul(changed, position), 0, /*keepdim=*/true);
+  at::Tensor written = at::gather(new_copies, 0, last_changed);
+  at::Tensor any_changed = at::any(changed, 0, /*keepdim=*/true);
+  std::vector<c10::SymInt> one_copy_sizes = grouped_sizes;
+  one_copy_sizes[0] = 1;
+  at::Tensor old_bytes = at::view_copy(at::view_copy_symint(base, one_copy_sizes), at::kByte);
+  at::Tensor folded = at::view_copy(at::where(any_changed, written, old_bytes), base.scalar_type());
   return at::view_copy_symint(folded, base.sym_sizes());
 }
 

@@ -4,9 +4,9 @@
 // write that does not repeat memory (eager rejects the ones that do, except
 // for ops that write a location's copies alike, see eager_write_rules.cpp)
 // changes at most one copy of each element in eager; the functional value
-// holds every copy separately. The base element's new value is therefore the
-// copy that differs from the old value (the last one, where several do, as a
-// sequential eager kernel leaves it), or the old value where none does. An
+// holds every copy separately. Each byte of a base element is therefore the
+// copy's byte that differs from the old one (the last, where several do, as a
+// sequential eager kernel leaves it), or the old byte where none does. An
 // accumulating index_put_ adds to the shared location once per copy instead.
 #pragma once
 

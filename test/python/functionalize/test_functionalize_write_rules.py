@@ -252,6 +252,25 @@ def test_write_through_a_row_of_an_expanded_tensor(row: int) -> None:
     _check(f, lambda: (torch.arange(4.0),))
 
 
+def test_write_through_expand_of_a_narrower_dtype_view_keeps_each_copys_bytes() -> None:
+    # Copy 0 writes the low half of x[:, 0], copy 1 its high half: the fold
+    # takes each byte's written copy, not one copy per float32 element.
+    def f(x):
+        x.expand(3, 3, 4).view(torch.float16).diagonal(0, 2, 0).fill_(1)
+        return x
+
+    _check(f, lambda: (torch.arange(12.0).reshape(3, 4) / 7,))
+
+
+def test_negative_zero_written_through_expand_is_kept() -> None:
+    def f(x):
+        x.expand(3, 3).diagonal().copy_(torch.tensor([-0.0, 2.0, -0.0]))
+        return x
+
+    got = fxinplace.functionalize(f)(torch.zeros(3))
+    assert torch.signbit(got).tolist() == torch.signbit(f(torch.zeros(3))).tolist() == [True, False, True]
+
+
 @pytest.mark.parametrize(
     "write",
     [
