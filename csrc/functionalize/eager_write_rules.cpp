@@ -325,4 +325,12 @@ void negate_after_converting(const c10::OperatorHandle& op, c10::ArrayRef<c10::I
   functional_stack[1] = at::neg(plain.to(self.scalar_type()));
 }
 
+bool may_share_memory(const at::Tensor& a, const at::Tensor& b) {
+  if (!is_functional(a) || !is_functional(b) || functional_impl(a)->alias() != functional_impl(b)->alias())
+    return false;
+  const at::MemOverlapStatus status = overlap_status(a, b);
+  return status == at::MemOverlapStatus::Full || status == at::MemOverlapStatus::Partial ||
+         (status == at::MemOverlapStatus::TooHard && memory_ranges_meet(a, b));
+}
+
 }  // namespace fxinplace::functionalize

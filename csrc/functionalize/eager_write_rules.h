@@ -46,6 +46,11 @@ void check_written_before_running(const c10::OperatorHandle& op, c10::ArrayRef<c
 void negate_after_converting(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                              torch::jit::Stack& functional_stack);
 
+// Whether two functional tensors may address one memory location (one alias
+// group, and their elements, or where their layouts are not dense their
+// spans, meet).
+bool may_share_memory(const at::Tensor& a, const at::Tensor& b);
+
 // Casts each write's value to its target's dtype and checks what eager
 // checks; throws, naming fxinplace and the op, where eager raises.
 void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,

@@ -15,6 +15,7 @@
 #include "functionalize/auto_functionalize.h"
 #include "functionalize/dispatch_key.h"
 #include "functionalize/eager_write_rules.h"
+#include "functionalize/foreach_in_sequence.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/input_alias_set.h"
 #include "functionalize/ivalue_tensors.h"
@@ -432,7 +433,10 @@ void check_region(const c10::OperatorHandle& op, const OpClass& c, Args args) {
 }
 
 // Inputs sharing a storage are joined where the sharing shows (input_alias_set.h).
-void join_inputs_touched(const c10::OperatorHandle& op, Args args) {
+// One op writing two of them shows it too: each write must land in the one
+// storage, or each input's write-back would undo the other's
+// (torch._foreach_mul_([x0[:1], x1[1:]], 2) called as f(a, a)).
+void join_inputs_touched(const c10::OperatorHandle& op, const OpClass& c, Args args) {
   const std::string& name = op.schema().name();
   const bool addresses_storage = name == "aten::as_strided" || name == "aten::as_strided_copy" ||
                                  name == "aten::as_strided_scatter" || name == "aten::as_strided_";
@@ -441,6 +445,21 @@ void join_inputs_touched(const c10::OperatorHandle& op, Args args) {
     for_each_tensor(a, [&](const at::Tensor& t) {
       if (t.defined() && is_functional(t)) join_inputs_if_needed(t, addresses_storage, reapply);
     });
+  std::vector<const AliasState*> written;
+  for (size_t p : c.written)
+    for_each_tensor(args[p], [&](const at::Tensor& t) {
+      if (!t.defined() || !is_functional(t)) return;
+      const std::shared_ptr<AliasState>& alias = functional_impl(t)->alias();
+      const std::shared_ptr<InputAliasSet>& set = alias->input_set();
+      if (!set || set->joined()) return;
+      for (const AliasState* other : written)
+        if (other != alias.get() && other->input_set() == set) {
+          c10::impl::ExcludeDispatchKeyGuard exclude(kFunctionalizeKey);
+          set->join(reapply);
+          return;
+        }
+      written.push_back(alias.get());
+    });
 }
 
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -448,7 +467,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t num_args = op.schema().arguments().size();
   const ArgScan s = scan(torch::jit::last(*stack, num_args));
   if (s.any_functional) {
-    join_inputs_touched(op, torch::jit::last(*stack, num_args));
+    join_inputs_touched(op, c, torch::jit::last(*stack, num_args));
     check_region(op, c, torch::jit::last(*stack, num_args));
   }
   if (c.composite_implicit && (s.any_functional || !s.any_tensor)) {
@@ -469,6 +488,11 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   if (c.kind == OpKind::kSetToTensor && self_functional) {
     run_set_to_tensor(op, stack);
+    return;
+  }
+  if (c.kind == OpKind::kMutating && !c.custom &&
+      foreach_elements_interact(op, c, torch::jit::last(*stack, num_args))) {
+    run_foreach_in_sequence(op, stack);
     return;
   }
   if (self_functional && !reapply_views() && op.schema().name() == "aten::as_strided_copy") {

@@ -352,3 +352,69 @@ def test_an_input_with_gaps_written_then_viewed_at_a_second_size() -> None:
         return v1, x1
 
     _check(f, _gapped_twice(4), resized_args=_gapped_twice(5))
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0])
+def test_one_op_writing_two_aliased_inputs_keeps_both_writes(scale: float) -> None:
+    # Neither input was written before the foreach, which writes both: each
+    # write-back would have undone the other's write.
+    def f(x0, x1):
+        torch._foreach_mul_([x0[:1], x1[1:]], scale)
+        return x0 * 1
+
+    def passed_twice(n: int):
+        return lambda: (lambda a: (a, a[:]))(torch.arange(1.0, n + 1.0))
+
+    _check(f, passed_twice(3), resized_args=passed_twice(5))
+
+
+def test_one_op_writing_two_inputs_sharing_memory_with_another_dtype() -> None:
+    def f(x0, x1):
+        torch._foreach_mul_([x0[:1].view(torch.float32), x1[1:]], 0.5)
+        return x0 * 1
+
+    def args():
+        a = torch.tensor([1.0, 2.0, 4.0]).view(torch.int32)
+        return a, a.view(torch.float32)
+
+    _check(f, args)
+
+
+# --------------------------------------------------------------------------- foreach: eager's loop
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda a, b: torch._foreach_mul_([a[:2], a[1:]], 0.5),
+        lambda a, b: torch._foreach_add_([a, b], [b, a]),
+        lambda a, b: torch._foreach_mul_([a, a], [2.0, 3.0]),
+        lambda a, b: torch._foreach_addcmul_([a[:2], a[2:4]], [b[:2], a[:2]], [b[:2], b[:2]], 0.5),
+        lambda a, b: torch._foreach_lerp_([a[:2], a[2:4]], [b[:2], a[:2]], 0.25),
+    ],
+    ids=[
+        "overlapping_slices",
+        "crossed_operands",
+        "same_tensor_twice",
+        "addcmul_reads_written",
+        "lerp_reads_written",
+    ],
+)
+def test_foreach_whose_elements_share_memory_runs_as_eagers_loop(write) -> None:
+    # Eager writes element k before it reads element k + 1.
+    def f(a, b):
+        write(a, b)
+        return a * 1, b * 1
+
+    _check(f, lambda: (torch.arange(5.0), torch.arange(5.0) + 10))
+
+
+def test_foreach_over_disjoint_views_of_one_tensor_stays_one_op() -> None:
+    def f(t):
+        torch._foreach_mul_([t[0], t[1]], 2.0)
+        return t
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(fxinplace.functionalize(f))(torch.ones(2, 3))
+    foreach = [n for n in gm.graph.nodes if n.target == torch.ops.aten._foreach_mul.Scalar]
+    assert len(foreach) == 1
+    _check(f, lambda: (torch.ones(2, 3),))
