@@ -53,6 +53,10 @@ class AliasState {
   uint64_t base_version() const { return retired_layouts_.size(); }
   // Eager's layout of the base during `version` (< base_version()).
   const at::Tensor& retired_layout(uint64_t version) const { return retired_layouts_.at(version); }
+  // The base's value, every write applied, when replace_base first ran
+  // (undefined where nothing was written before): what eager's memory at the
+  // base's first layout holds after a resize shrank the base off some of it.
+  const at::Tensor& written_before_replaced() const { return written_before_replaced_; }
   // Eager's layout of the current base, as a meta tensor: the base value's
   // own geometry until replace_base gave it another.
   at::Tensor eager_base_layout() const;
@@ -106,6 +110,7 @@ class AliasState {
   bool mutated_ = false;
   uint64_t region_;
   std::vector<at::Tensor> retired_layouts_;
+  at::Tensor written_before_replaced_;
   at::Tensor current_layout_;
   c10::Storage storage_;
   at::Tensor eager_geometry_;  // meta: the base's eager geometry, where known

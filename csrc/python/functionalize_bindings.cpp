@@ -136,6 +136,22 @@ void bind_functionalize(py::module_& m) {
       },
       "The sizes of the input's base after resize_/out= resized it (None if it was not resized): the input "
       "is resized to them first, so its storage grows as in eager.");
+  m.def(
+      "written_base",
+      [](const at::Tensor& t, bool reapply_views) -> std::optional<at::Tensor> {
+        const std::shared_ptr<fz::AliasState>& alias = fz::functional_impl(t)->alias();
+        if (alias->base_version() > 0) {
+          const at::Tensor& before = alias->written_before_replaced();
+          return before.defined() ? std::optional<at::Tensor>(before) : std::nullopt;
+        }
+        if (!alias->mutated()) return std::nullopt;
+        c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
+        return alias->base(reapply_views);
+      },
+      py::arg("t"), py::arg("reapply_views"),
+      "The written value of the input's alias group's base at the input's own geometry, before any resize "
+      "replaced it (None where nothing was written by then): what the input's memory holds before an "
+      "in-place view op or a shrinking resize left the input a view of part of it.");
   m.def("mutated", [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->mutated(); });
   m.def(
       "storage_changed", [](const at::Tensor& t) { return fz::functional_impl(t)->storage_changed(); },

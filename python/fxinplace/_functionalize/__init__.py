@@ -11,6 +11,7 @@ trailing ``copy_`` into placeholders).
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -193,12 +194,21 @@ def _write_back(
     if grown is not None and (geometry is None or _geometry_extent(*geometry) <= _extent(original)):
         grown = None
     new_value = kernels.unwrap(functional, reapply_views)
+    # Writes made before a resize (or as_strided_) left the input a view of fewer of
+    # its elements stay in the memory it leaves, where other tensors see them
+    # (x1 = x0[:, 1:]; x1.add_(1); torch.abs(x1[:, :0], out=x1): x0 keeps x1's add).
+    before_shrinking = None
+    if geometry is not None and grown is None and kernels.joined_base(functional) is None:
+        if math.prod(geometry[0]) < original.numel():
+            before_shrinking = kernels.written_base(functional, reapply_views)
     # Written only under torch.no_grad() (an optimizer updating a parameter): so is the
     # write-back, as eager recorded nothing for the writes.
     recorded = kernels.written_with_grad(functional)
 
     def write_back() -> None:
         with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
+            if before_shrinking is not None:
+                original.copy_(before_shrinking)
             if grown is not None:
                 original.resize_(grown)
             if geometry is not None and tuple(geometry) != _geometry(original):

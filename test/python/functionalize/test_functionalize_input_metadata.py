@@ -418,3 +418,56 @@ def test_foreach_over_disjoint_views_of_one_tensor_stays_one_op() -> None:
     foreach = [n for n in gm.graph.nodes if n.target == torch.ops.aten._foreach_mul.Scalar]
     assert len(foreach) == 1
     _check(f, lambda: (torch.ones(2, 3),))
+
+
+# --------------------------------------------------------------------------- writes before a shrinking resize
+
+
+@pytest.mark.parametrize(
+    "shrink",
+    [
+        lambda x1: torch.abs(x1[..., :-1], out=x1),
+        lambda x1: x1.resize_(2, 1),
+        lambda x1: x1.resize_(0),
+    ],
+    ids=["out_resize_to_empty", "resize_smaller", "resize_to_empty"],
+)
+def test_writes_before_a_shrinking_resize_stay_in_the_memory_it_leaves(shrink) -> None:
+    # x0 sees x1's add_ in eager, though x1 no longer spans those elements.
+    _check_shrink_after_write(shrink, removes=("mutations",))
+
+
+def _check_shrink_after_write(shrink, removes) -> None:
+    def f(x0, x1):
+        x1.add_(1)
+        shrink(x1)
+        return (x1 * 1,)
+
+    def args(n: int):
+        def make():
+            x0 = torch.arange(2.0 * (n + 2)).reshape(n + 2, 2)[1:-1]
+            return x0, x0[..., 1:]
+
+        return make
+
+    _check(f, args(4), resized_args=args(6), removes=removes)
+
+
+@pytest.mark.parametrize(
+    "shrink",
+    [
+        lambda x1: torch.abs(x1[..., :-1], out=x1),
+        pytest.param(
+            lambda x1: x1.resize_(2, 1),
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="known bug: with *_copy views, resize_ of an input with gaps places the tensor in "
+                "its compact value, not in the storage (reads [4, 6] where eager reads [4, 4])",
+            ),
+        ),
+        lambda x1: x1.resize_(0),
+    ],
+    ids=["out_resize_to_empty", "resize_smaller", "resize_to_empty"],
+)
+def test_writes_before_a_shrinking_resize_with_copy_views(shrink) -> None:
+    _check_shrink_after_write(shrink, removes=("mutations_and_views",))

@@ -197,6 +197,10 @@ def _writeback_root(node: torch.fx.Node) -> torch.fx.Node | None:
         return dst
     if dst.target in _METADATA_WRITEBACK_OPS:
         return _writeback_root(dst)
+    if dst.target is _COPY_ and node.target in _METADATA_WRITEBACK_OPS:
+        # The memory an input leaves (a shrinking resize) written before its
+        # metadata changes: copy_(x, before); as_strided_(copy_, ...); copy_(...).
+        return _writeback_root(dst)
     return None
 
 
@@ -242,8 +246,10 @@ def graph_problems(
                 ph = _writeback_root(node).name
                 if ph in written:
                     problems.append(f"graph: input {ph} is written back twice ({written[ph]}, {node.name})")
-                written[ph] = node.name
-                if node.users:
+                changes_metadata = node.users and all(u.target in _METADATA_WRITEBACK_OPS for u in node.users)
+                if not changes_metadata:
+                    written[ph] = node.name
+                if node.users and not changes_metadata:
                     problems.append(f"graph: input write-back {node.name} is used by {list(node.users)}")
             elif any(u.target not in _WRITEBACK_OPS for u in node.users) or not node.users:
                 # resize_ (the storage grows) may be followed by as_strided_ (eager's strides)
