@@ -138,7 +138,11 @@ void commit_one(const c10::OperatorHandle& op, const Write& w, bool reapply) {
     }
     // An out= argument that is a view: eager resizes it (resize_output), then
     // writes the result into it.
-    resize_functional(op, w.target, w.value.sym_sizes(), std::nullopt, reapply);
+    // ... with the strides the kernel computed in, where they are a dense layout.
+    std::optional<c10::SymIntArrayRef> strides;
+    if (TORCH_GUARD_OR_FALSE(w.value.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()))
+      strides = w.value.sym_strides();
+    resize_functional(op, w.target, w.value.sym_sizes(), std::nullopt, reapply, strides);
   }
   impl->commit(w.value, op.operator_name(), w.fold);
 }

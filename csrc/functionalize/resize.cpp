@@ -64,7 +64,8 @@ void grow_group_storage(const std::string& name, FunctionalTensorImpl& impl, con
 }  // namespace
 
 void resize_functional(const c10::OperatorHandle& op, const at::Tensor& self, c10::SymIntArrayRef sizes,
-                       std::optional<at::MemoryFormat> memory_format, bool reapply_views) {
+                       std::optional<at::MemoryFormat> memory_format, bool reapply_views,
+                       std::optional<c10::SymIntArrayRef> strides) {
   const std::string name = c10::toString(op.operator_name());
   TORCH_CHECK(!memory_format || *memory_format == at::MemoryFormat::Contiguous,
               "fxinplace.functionalize: ", name, " with memory_format=", *memory_format,
@@ -76,7 +77,8 @@ void resize_functional(const c10::OperatorHandle& op, const at::Tensor& self, c1
   TORCH_CHECK(impl->views().empty() || self.scalar_type() == impl->alias()->base_value().scalar_type(),
               "fxinplace.functionalize: ", name, " resizes a view whose dtype (", self.scalar_type(),
               ") differs from that of the tensor it views, which is not supported");
-  at::Tensor where = contiguous_at(self, sizes);
+  at::Tensor where = strides ? meta_strided(self.scalar_type(), sizes, *strides, self.sym_storage_offset())
+                             : contiguous_at(self, sizes);
   if (storage_extent(where) > storage_extent(impl->alias()->eager_base_layout())) {
     if (impl->views().empty()) {
       // The base grows: a new value, which other views keep their place in.

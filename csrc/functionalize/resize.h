@@ -16,7 +16,11 @@
 namespace fxinplace::functionalize {
 
 // Runs resize_(self, sizes, memory_format) for a functional `self`.
+// `strides`: the layout the tensor takes after the resize, where not
+// contiguous (TensorIterator resizes an out= argument, then restrides it to
+// the layout it computes in: torch.sub(x.t(), y, out=v) leaves v transposed).
 void resize_functional(const c10::OperatorHandle& op, const at::Tensor& self, c10::SymIntArrayRef sizes,
-                       std::optional<at::MemoryFormat> memory_format, bool reapply_views);
+                       std::optional<at::MemoryFormat> memory_format, bool reapply_views,
+                       std::optional<c10::SymIntArrayRef> strides = std::nullopt);
 
 }  // namespace fxinplace::functionalize

@@ -628,3 +628,20 @@ def test_writes_through_expand_of_a_negative_view_raise(write) -> None:
     _check(
         f, lambda: (torch.arange(3.0),), error=r"fxinplace.*more than one element of the written-to tensor"
     )
+
+
+@pytest.mark.parametrize("out_of", ["transposed_input", "contiguous_input"])
+def test_out_argument_that_is_a_view_resized_takes_the_layout_the_op_computes_in(out_of: str) -> None:
+    # TensorIterator resizes the out= view, then restrides it to its iteration
+    # order: here x's transposed layout, so v lands on other elements of t.
+    def f(x):
+        t = (x * 2).clamp(-1.0, 1.0)
+        v = t.view(t.shape[0], -1).select(1, 1)
+        torch.sub(x, torch.tensor([1, 2], dtype=torch.int32), out=v)
+        return t, v
+
+    def args():
+        x = torch.arange(6.0).reshape(2, 3) / 8
+        return (x.t(),) if out_of == "transposed_input" else (x.t().contiguous(),)
+
+    _check(f, args)
