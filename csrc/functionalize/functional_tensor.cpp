@@ -49,6 +49,13 @@ void FunctionalTensorImpl::sync(bool reapply_views) {
   for (const auto& record : views_) current = record->forward(current, reapply_views);
   set_value(std::move(current));
   generation_ = alias_->generation();
+  // A base answers with eager's geometry, whatever layout its new value has
+  // (x1.add_(1) of an input x1 = x0[:, 1:-1]: storage_offset() stays 1).
+  if (views_.empty()) {
+    c10::impl::ExcludeDispatchKeyGuard exclude(kFunctionalizeKey);  // meta tensors
+    at::Tensor eager = alias_->eager_base_layout();
+    layout_ = same_geometry(eager, value_) ? at::Tensor() : std::move(eager);
+  }
 }
 
 void FunctionalTensorImpl::commit(const at::Tensor& new_value, const c10::OperatorName& writer,

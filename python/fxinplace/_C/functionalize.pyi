@@ -25,6 +25,7 @@ __all__: list[str] = [
     "storage_changed",
     "unwrap",
     "wrap",
+    "written_base",
     "written_with_grad",
 ]
 
@@ -81,6 +82,11 @@ def unwrap(arg0: torch.Tensor, arg1: bool) -> torch.Tensor: ...
 def wrap(t: torch.Tensor, eager_layout: bool = False) -> torch.Tensor:
     """
     Wraps t in a new functional tensor; eager_layout: t is laid out as eager lays it out (an input).
+    """
+
+def written_base(t: torch.Tensor, reapply_views: bool) -> torch.Tensor | None:
+    """
+    The written value of the input's alias group's base at the input's own geometry, before any resize replaced it (None where nothing was written by then): what the input's memory holds before an in-place view op or a shrinking resize left the input a view of part of it.
     """
 
 def written_with_grad(arg0: torch.Tensor) -> bool:

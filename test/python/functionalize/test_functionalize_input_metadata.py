@@ -233,6 +233,29 @@ def test_input_with_gaps_between_its_elements(program) -> None:
 @pytest.mark.parametrize(
     "program",
     [
+        # random program seed 5970: a view's storage_offset() after the input was written
+        lambda x: (x.add_(1), x.squeeze().as_strided((2,), (1,), x.squeeze().storage_offset()) * 1),
+        lambda x: (x.mul_(2), x[1:].storage_offset() * x),
+        lambda x: (x.sub_(1), x.t().as_strided((2,), (5,), x.t().storage_offset() + 1) * 1),
+    ],
+    ids=["squeeze_offset_then_as_strided", "slice_offset", "transpose_offset_then_as_strided"],
+)
+def test_views_of_a_written_input_with_gaps_answer_eagers_geometry(program) -> None:
+    # With *_copy views the written input's value is compact (offset 0, no gaps),
+    # but the input and its views keep eager's geometry: storage_offset() and
+    # strides are eager's, so as_strided built from them addresses eager's elements.
+    def f(x):
+        return program(x)[1] * 1, x * 1
+
+    def make_args(n):
+        return lambda: (torch.arange(5.0 * n).reshape(n, 5)[:, 1:-1],)
+
+    _check(f, make_args(2), resized_args=make_args(4), removes=("mutations_and_views",))
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
         lambda x: (x.sub_(1).sub_(1), x.as_strided((2, 2), (3, 1), x.storage_offset() + 1).add_(100)),
         lambda x: (torch._foreach_sub_([x], 1), x.sub_(1), x.storage_offset() * x),
         lambda x: (x.sub_(1), x.mul(1).t().contiguous().view(-1)),
