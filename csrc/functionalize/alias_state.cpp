@@ -111,11 +111,7 @@ void AliasState::replace_base(at::Tensor new_base, at::Tensor old_layout, at::Te
 }
 
 at::Tensor AliasState::eager_base_layout() const {
-  if (current_layout_.defined()) return current_layout_;
-  // An input keeps its geometry in eager when written; with *_copy views its
-  // new value is laid out compactly (x[:, 1:-1] written: offset 0, no gaps).
-  if (eager_geometry_.defined()) return eager_geometry_;
-  return meta_like(base_);
+  return current_layout_.defined() ? current_layout_ : meta_like(base_);
 }
 
 const at::Tensor& AliasState::base(bool reapply_views) {

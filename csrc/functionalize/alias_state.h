@@ -53,6 +53,9 @@ class AliasState {
   uint64_t base_version() const { return retired_layouts_.size(); }
   // Eager's layout of the base during `version` (< base_version()).
   const at::Tensor& retired_layout(uint64_t version) const { return retired_layouts_.at(version); }
+  // Eager's geometry of the base where it is an input (a meta tensor;
+  // undefined otherwise), whatever layout its current value has.
+  const at::Tensor& eager_geometry() const { return eager_geometry_; }
   // The base's value, every write applied, when replace_base first ran
   // (undefined where nothing was written before): what eager's memory at the
   // base's first layout holds after a resize shrank the base off some of it.

@@ -49,12 +49,13 @@ void FunctionalTensorImpl::sync(bool reapply_views) {
   for (const auto& record : views_) current = record->forward(current, reapply_views);
   set_value(std::move(current));
   generation_ = alias_->generation();
-  // A base answers with eager's geometry, whatever layout its new value has
-  // (x1.add_(1) of an input x1 = x0[:, 1:-1]: storage_offset() stays 1).
-  if (views_.empty()) {
-    c10::impl::ExcludeDispatchKeyGuard exclude(kFunctionalizeKey);  // meta tensors
-    at::Tensor eager = alias_->eager_base_layout();
-    layout_ = same_geometry(eager, value_) ? at::Tensor() : std::move(eager);
+  // With *_copy views a written input's value is compact (x1 = x0[:, 1:-1]:
+  // offset 0, no gaps); the input answers with eager's geometry still, so
+  // storage_offset() and the views measured on it are eager's. (With views
+  // kept, the value keeps eager's layout itself: see with_dense_layout_of.)
+  if (views_.empty() && !reapply_views && alias_->eager_geometry().defined() &&
+      !same_geometry(alias_->eager_geometry(), value_) && alias_->base_version() == 0) {
+    layout_ = alias_->eager_geometry();
   }
 }
 
