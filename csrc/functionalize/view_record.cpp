@@ -101,11 +101,51 @@ std::optional<c10::SymInt> ViewRecord::as_strided_offset(const at::Tensor& base)
   return base.sym_storage_offset() + (args_[3].toSymInt() - *offset_origin_);
 }
 
+namespace {
+
+// Whether view(dtype) accepts `t`'s layout: between element sizes the last
+// dim must be contiguous, and into wider elements every other stride a
+// multiple of the ratio, size-1 dims included.
+bool viewable_as(const at::Tensor& t, at::ScalarType dtype) {
+  const int64_t from = static_cast<int64_t>(t.element_size());
+  const int64_t to = static_cast<int64_t>(c10::elementSize(dtype));
+  if (from == to || t.dim() == 0) return true;
+  if (!TORCH_GUARD_OR_FALSE(t.sym_stride(-1).sym_eq(1))) return false;
+  for (int64_t d = 0; to > from && d + 1 < t.dim(); ++d)
+    if (!TORCH_GUARD_OR_FALSE((t.sym_stride(d) % (to / from)).sym_eq(0))) return false;
+  return true;
+}
+
+// A value's size-1 dims may have any stride (a functional kernel's layout,
+// which eager's tensor need not share): those strides are set as a
+// contiguous layout would have them, the same memory, so view(dtype) sees
+// what eager's tensor would show it. (A size-1 dim addresses one element
+// whatever its stride.)
+at::Tensor viewable_as_dtype(const at::Tensor& t, at::ScalarType dtype, bool reapply_views) {
+  if (viewable_as(t, dtype)) return t;
+  std::vector<c10::SymInt> strides = t.sym_strides().vec();
+  c10::SymInt inner = 1;
+  bool changed = false;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    if (TORCH_GUARD_OR_FALSE(t.sym_size(d).sym_eq(1))) {
+      changed = changed || !TORCH_GUARD_OR_FALSE(strides[d].sym_eq(inner));
+      strides[d] = inner;
+    }
+    inner = strides[d] * t.sym_size(d);
+  }
+  if (!changed) return t;
+  return reapply_views ? t.as_strided_symint(t.sym_sizes(), strides, t.sym_storage_offset())
+                       : at::as_strided_copy_symint(t, t.sym_sizes(), strides, t.sym_storage_offset());
+}
+
+}  // namespace
+
 c10::IValue ViewRecord::call(const at::Tensor& base, bool reapply_views) const {
   TORCH_CHECK(reapply_views || op_->copy, "fxinplace.functionalize(remove='mutations_and_views'): view op ",
               op_->name, " has no *_copy variant to replace it with");
   std::vector<c10::IValue> stack = args_;
-  stack[0] = base;
+  stack[0] = op_->inverse == Inverse::kDtype ? viewable_as_dtype(base, args_[1].toScalarType(), reapply_views)
+                                             : base;
   if (offset_origin_) stack[3] = c10::IValue(*as_strided_offset(base));
   (reapply_views ? op_->op : *op_->copy).callBoxed(stack);
   return stack[0];
@@ -228,15 +268,11 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       return at::select_scatter(base, mutated_view, args_[1].toInt(), out_index_);
     case Inverse::kDtype: {
       // view(dtype) reinterprets the same bytes; reinterpreting back is its
-      // inverse. Between element sizes it needs the last dim contiguous, which
-      // the written value (a functional result, laid out as its kernel chose)
-      // need not be.
-      const bool same_size =
-          static_cast<size_t>(mutated_view.element_size()) == c10::elementSize(base.scalar_type());
-      const at::Tensor bytes =
-          same_size || mutated_view.dim() == 0 || TORCH_GUARD_OR_FALSE(mutated_view.sym_stride(-1).sym_eq(1))
-              ? mutated_view
-              : mutated_view.contiguous();
+      // inverse.
+      // (The written value is a functional result, laid out as its kernel
+      // chose: where its layout cannot be viewed, a contiguous copy can.)
+      at::Tensor bytes = viewable_as_dtype(mutated_view, base.scalar_type(), reapply_views);
+      if (!viewable_as(bytes, base.scalar_type())) bytes = bytes.clone(at::MemoryFormat::Contiguous);
       return reapply_views ? bytes.view(base.scalar_type()) : at::view_copy(bytes, base.scalar_type());
     }
     case Inverse::kViewAsReal:

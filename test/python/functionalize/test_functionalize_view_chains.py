@@ -375,3 +375,32 @@ def test_a_view_eager_rejects_on_its_layout_is_rejected_with_copied_views() -> N
         # (Symbolic shapes: torch's own meta kernel of view raises a ValueError, with either mode.)
         tracing_modes=("real",),
     )
+
+
+def test_write_through_a_wider_dtype_view_whose_size_one_dims_the_kernel_strides_oddly() -> None:
+    # Random program seed 3262: index_add_'s result (6, 1, 1) has strides (1, 1, 1);
+    # transposed back to (1, 1, 6), it cannot be viewed as int64 (stride(0) odd).
+    def f(x, pos):
+        t = x.view(1, 1, 3).view(torch.int32).transpose(-1, -3)
+        t.index_add_(1, pos, torch.full_like(t.narrow(1, 0, 1), 7))
+        return x * 1
+
+    _check(f, lambda: (torch.arange(3), torch.tensor([0])))
+
+
+def test_narrower_dtype_view_of_a_written_tensor_whose_value_strides_a_size_one_dim() -> None:
+    # Random program seed 5950: eager's t is contiguous; the functional value of
+    # its last (size-1) dim has another stride, which view(dtype) refused.
+    def f(x):
+        t = x.clone()
+        t.transpose(-2, 2).neg_()
+        return (t[1:3].view(torch.int16),)
+
+    _check(f, lambda: (torch.arange(24, dtype=torch.int32).reshape(3, 4, 2)[:, ::2, :1],))
+
+
+def test_narrower_dtype_view_of_a_transpose_raises_as_eager() -> None:
+    def f(x):
+        return x.t().view(torch.int16)
+
+    _check(f, lambda: (torch.zeros(2, 3, dtype=torch.int32),), error="stride")
