@@ -325,12 +325,63 @@ void negate_after_converting(const c10::OperatorHandle& op, c10::ArrayRef<c10::I
   functional_stack[1] = at::neg(plain.to(self.scalar_type()));
 }
 
+namespace {
+
+// The byte ranges [begin, end) of `t`'s elements, where its geometry is
+// concrete and it has at most `limit` elements; nullopt otherwise.
+std::optional<std::vector<std::pair<int64_t, int64_t>>> element_bytes(const at::Tensor& t, int64_t limit) {
+  const auto numel = t.sym_numel().maybe_as_int();
+  const auto offset = t.sym_storage_offset().maybe_as_int();
+  if (!numel || !offset || *numel > limit) return std::nullopt;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    const auto size = t.sym_size(d).maybe_as_int();
+    const auto stride = t.sym_stride(d).maybe_as_int();
+    if (!size || !stride) return std::nullopt;
+    sizes.push_back(*size);
+    strides.push_back(*stride);
+  }
+  const int64_t item = static_cast<int64_t>(t.element_size());
+  std::vector<std::pair<int64_t, int64_t>> bytes;
+  bytes.reserve(static_cast<size_t>(*numel));
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t k = 0; k < *numel; ++k) {
+    int64_t at = *offset;
+    for (size_t d = 0; d < sizes.size(); ++d) at += index[d] * strides[d];
+    bytes.emplace_back(at * item, (at + 1) * item);
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  std::sort(bytes.begin(), bytes.end());
+  return bytes;
+}
+
+// Whether some element of `a` shares a byte with some element of `b`;
+// true where that cannot be told cheaply (symbolic or large geometries).
+bool elements_may_meet(const at::Tensor& a, const at::Tensor& b) {
+  constexpr int64_t kLimit = 1 << 16;
+  const auto in_a = element_bytes(a, kLimit);
+  const auto in_b = element_bytes(b, kLimit);
+  if (!in_a || !in_b) return true;
+  size_t j = 0;
+  for (const auto& [begin, end] : *in_a) {  // both sorted: one merge pass
+    while (j < in_b->size() && (*in_b)[j].second <= begin) ++j;
+    if (j < in_b->size() && (*in_b)[j].first < end) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool may_share_memory(const at::Tensor& a, const at::Tensor& b) {
   if (!is_functional(a) || !is_functional(b) || functional_impl(a)->alias() != functional_impl(b)->alias())
     return false;
   const at::MemOverlapStatus status = overlap_status(a, b);
   return status == at::MemOverlapStatus::Full || status == at::MemOverlapStatus::Partial ||
-         (status == at::MemOverlapStatus::TooHard && memory_ranges_meet(a, b));
+         (status == at::MemOverlapStatus::TooHard && memory_ranges_meet(a, b) && elements_may_meet(a, b));
 }
 
 }  // namespace fxinplace::functionalize

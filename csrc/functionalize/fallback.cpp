@@ -197,6 +197,22 @@ void check_leaf_written(const c10::OperatorHandle& op, const OpClass& c,
     });
 }
 
+// A value viewed as a wider dtype from a storage whose size is no multiple of
+// that dtype's (an int64 element of a complex view of a (1, 5) float32
+// input: 20 bytes) is fine to read, but the functional variants of copy_ and
+// the scatters clone their self with its strides, which views the whole
+// storage in that dtype and fails ATen's internal assert: they get a clone.
+// (Only where the storage size is concrete: under a symbolic trace it is an
+// expression no graph input carries, which cannot be guarded on.)
+void clone_values_splitting_their_storage(torch::jit::Stack& functional_stack) {
+  for (c10::IValue& v : functional_stack) {
+    if (!v.isTensor() || !v.toTensor().defined() || !v.toTensor().has_storage()) continue;
+    const at::Tensor& t = v.toTensor();
+    const auto nbytes = t.unsafeGetTensorImpl()->unsafe_storage().sym_nbytes().maybe_as_int();
+    if (nbytes && *nbytes % static_cast<int64_t>(t.element_size()) != 0) v = t.clone();
+  }
+}
+
 // x.add_(y) -> x's alias group records `add(x, y)` as x's new value.
 void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::Stack* stack, bool reapply) {
   const size_t num_args = op.schema().arguments().size();
@@ -222,6 +238,7 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
     Args unwrapped = torch::jit::last(*stack, num_args);
     for (size_t p : c.functional_args) functional_stack.push_back(unwrapped[p]);
     negate_after_converting(op, originals, functional_stack);
+    clone_values_splitting_their_storage(functional_stack);
     if (!compute_in_out_dtype(c, originals, functional_stack)) {
       c.functional->callBoxed(functional_stack);
     } else {

@@ -432,15 +432,24 @@ def test_foreach_whose_elements_share_memory_runs_as_eagers_loop(write) -> None:
     _check(f, lambda: (torch.arange(5.0), torch.arange(5.0) + 10))
 
 
-def test_foreach_over_disjoint_views_of_one_tensor_stays_one_op() -> None:
+@pytest.mark.parametrize(
+    "views",
+    [
+        lambda t: [t[0], t[1]],
+        lambda t: [t[:, 0], t[:, 1]],  # interleaved: their spans meet, their elements do not
+        lambda t: [t[::2, ::2], t[1::2]],  # strided both: spans meet, elements do not
+    ],
+    ids=["rows", "interleaved_columns", "strided_rows"],
+)
+def test_foreach_over_disjoint_views_of_one_tensor_stays_one_op(views) -> None:
     def f(t):
-        torch._foreach_mul_([t[0], t[1]], 2.0)
+        torch._foreach_mul_(views(t), 2.0)
         return t
 
-    gm = torch.fx.experimental.proxy_tensor.make_fx(fxinplace.functionalize(f))(torch.ones(2, 3))
+    gm = torch.fx.experimental.proxy_tensor.make_fx(fxinplace.functionalize(f))(torch.ones(3, 3))
     foreach = [n for n in gm.graph.nodes if n.target == torch.ops.aten._foreach_mul.Scalar]
     assert len(foreach) == 1
-    _check(f, lambda: (torch.ones(2, 3),))
+    _check(f, lambda: (torch.arange(9.0).reshape(3, 3),))
 
 
 # --------------------------------------------------------------------------- writes before a shrinking resize

@@ -404,3 +404,27 @@ def test_narrower_dtype_view_of_a_transpose_raises_as_eager() -> None:
         return x.t().view(torch.int16)
 
     _check(f, lambda: (torch.zeros(2, 3, dtype=torch.int32),), error="stride")
+
+
+def test_write_into_a_wider_dtype_view_of_a_storage_no_multiple_of_its_size() -> None:
+    # Random program seed 5694: 5 float32 are 20 bytes, no whole number of int64;
+    # the functional copy cloned its self over the whole storage as int64 and
+    # failed ATen's internal assert.
+    def f(x):
+        torch.view_as_complex(x[0:2])[()].view(torch.int64)[...] = -2
+        return x * 1
+
+    _check(f, lambda: (torch.arange(5.0),), tracing_modes=("real",))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug: under a symbolic trace the storage size is symbolic, the clone is not made, "
+    "and the fake kernel of copy fails ATen's internal assert",
+)
+def test_write_into_a_wider_dtype_view_of_a_storage_no_multiple_of_its_size_symbolic() -> None:
+    def f(x):
+        torch.view_as_complex(x[0:2])[()].view(torch.int64)[...] = -2
+        return x * 1
+
+    _check(f, lambda: (torch.arange(5.0),), tracing_modes=("symbolic",))
