@@ -276,7 +276,11 @@ void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> ar
     // result's dtype is not the written tensor's, eager's own meta kernel decides.
     rehearse = rehearse || (from != to && !runs_complex_kernel(op, args));
   }
-  check_no_partial_overlap(op, args, writes);
+  // In-place writes were checked before the op ran (check_written_before_running).
+  std::vector<Write> out_writes;
+  for (const Write& w : writes)
+    if (w.is_out) out_writes.push_back(w);
+  check_no_partial_overlap(op, args, out_writes);
   check_out_is_not_a_reduced_input(op, args, writes);
 
   if (rehearse) {

@@ -53,6 +53,8 @@ bool may_share_memory(const at::Tensor& a, const at::Tensor& b);
 
 // Casts each write's value to its target's dtype and checks what eager
 // checks; throws, naming fxinplace and the op, where eager raises.
+// (The in-place writes' checks of check_written_before_running, which must
+// have run first, are not repeated.)
 void conform_writes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                     std::vector<Write>& writes);
 

@@ -512,7 +512,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     return;
   }
   if (c.kind == OpKind::kMutating && !c.custom &&
-      foreach_elements_interact(op, c, torch::jit::last(*stack, num_args))) {
+      foreach_elements_interact(c, torch::jit::last(*stack, num_args))) {
     run_foreach_in_sequence(op, stack);
     return;
   }

@@ -9,8 +9,6 @@
 namespace fxinplace::functionalize {
 namespace {
 
-bool is_foreach(const c10::OperatorHandle& op) { return op.schema().name().rfind("aten::_foreach_", 0) == 0; }
-
 // The length of the op's lists (every list argument of a foreach op has it).
 std::optional<size_t> list_length(c10::ArrayRef<c10::IValue> args) {
   for (const c10::IValue& a : args)
@@ -20,9 +18,8 @@ std::optional<size_t> list_length(c10::ArrayRef<c10::IValue> args) {
 
 }  // namespace
 
-bool foreach_elements_interact(const c10::OperatorHandle& op, const OpClass& c,
-                               c10::ArrayRef<c10::IValue> args) {
-  if (!is_foreach(op) || c.written.empty()) return false;
+bool foreach_elements_interact(const OpClass& c, c10::ArrayRef<c10::IValue> args) {
+  if (!c.foreach || c.written.empty()) return false;
   const std::optional<size_t> length = list_length(args);
   if (!length || *length < 2) return false;
   for (size_t p : c.written) {

@@ -18,8 +18,7 @@
 namespace fxinplace::functionalize {
 
 // `args`: the op's arguments on the stack (functional tensors).
-bool foreach_elements_interact(const c10::OperatorHandle& op, const OpClass& c,
-                               c10::ArrayRef<c10::IValue> args);
+bool foreach_elements_interact(const OpClass& c, c10::ArrayRef<c10::IValue> args);
 
 // Calls `op` once per index with each list argument cut to its element there,
 // through the dispatcher (so through this functionalization again).

@@ -123,6 +123,7 @@ OpClass compute_class(const c10::OperatorHandle& op) {
   const c10::FunctionSchema& s = op.schema();
   const std::string& ns_name = s.name();
   c.custom = ns_name.rfind("aten::", 0) != 0 && ns_name.rfind("prims::", 0) != 0;
+  c.foreach = ns_name.rfind("aten::_foreach_", 0) == 0;
   c.composite_implicit = op.hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
   for (size_t p = 0; p < s.arguments().size(); ++p)
     if (writes(s.arguments()[p])) c.written.push_back(p);

@@ -27,6 +27,8 @@ struct OpClass {
   bool composite_implicit = false;
   // A non-ATen op (custom op): mutations go through auto_functionalized_v2.
   bool custom = false;
+  // An aten::_foreach_* op (eager runs it as a loop over its lists).
+  bool foreach = false;
   std::vector<size_t> written;  // positions of written arguments
   // Per return: the written argument it aliases, or -1 for a fresh result.
   std::vector<int> return_alias;
