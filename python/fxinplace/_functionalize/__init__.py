@@ -22,6 +22,7 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from fxinplace._C import functionalize as kernels
 from fxinplace._functionalize.afv2_call import call_auto_functionalized_v2
+from fxinplace._functionalize.trace_values import one_fake_mode_per_trace
 
 __all__ = ["functionalize", "DISPATCH_KEY"]
 
@@ -380,7 +381,11 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
         # torch.cond and other higher-order ops compile themselves with dynamo
         # when run eagerly; dynamo cannot trace functional tensors, and our
         # kernels for those ops run them eagerly anyway.
-        with torch.compiler.set_stance("force_eager"), kernels.Region(reapply_views):
+        with (
+            torch.compiler.set_stance("force_eager"),
+            kernels.Region(reapply_views),
+            one_fake_mode_per_trace(flat_args),
+        ):
             inputs = _Inputs(flat_args, reapply_views)
             w_args, w_kwargs = tree_unflatten(inputs.wrapped, spec)
             out = func(*w_args, **w_kwargs)

@@ -7,6 +7,7 @@ the registered key, and the exact form custom mutable ops take in the graph.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 
@@ -232,6 +233,44 @@ def test_tracing_modes(tracing_mode: str) -> None:
     assert not any(getattr(t, "_schema", None) is not None and t._schema.is_mutable for t in _targets(gm))
     x = torch.arange(6.0).reshape(3, 2)
     assert torch.equal(gm(x), f(x.clone()))
+
+
+@pytest.mark.parametrize("tracing_mode", ["real", "fake"])
+def test_a_trace_records_its_values_in_one_fake_mode_and_the_same_metadata(
+    tracing_mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # make_fx in real mode builds a FakeTensorMode per recorded value unless one is ambient;
+    # we provide one for the functionalized call (the trace's main cost otherwise). The graph
+    # and each value's metadata must be what they are without it; in fake mode make_fx's own
+    # mode is kept.
+    import fxinplace._functionalize as functionalize_module
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y[1:].add_(1)
+        return y.t().contiguous() * 2
+
+    x = torch.arange(6.0).reshape(3, 2)
+    ours = make_fx(fxinplace.functionalize(f), tracing_mode=tracing_mode)(x)
+    monkeypatch.setattr(
+        functionalize_module, "one_fake_mode_per_trace", lambda args: contextlib.nullcontext()
+    )
+    without = make_fx(fxinplace.functionalize(f), tracing_mode=tracing_mode)(x)
+    assert ours.code == without.code
+    for a, b in zip(ours.graph.nodes, without.graph.nodes, strict=True):
+        va, vb = a.meta.get("val"), b.meta.get("val")
+        if isinstance(vb, torch.Tensor):
+            assert (va.shape, va.stride(), va.dtype, va.device) == (
+                vb.shape,
+                vb.stride(),
+                vb.dtype,
+                vb.device,
+            )
+    modes = {id(n.meta["val"].fake_mode) for n in ours.graph.nodes if n.op == "call_function"}
+    assert len(modes) == 1
+    assert torch._guards.TracingContext.try_get() is None  # nothing left behind
+    if tracing_mode == "fake":
+        assert modes == {id(next(iter(ours.graph.nodes)).meta["val"].fake_mode)}  # make_fx's own mode
 
 
 def test_outputs_are_plain_tensors() -> None:
