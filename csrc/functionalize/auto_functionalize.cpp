@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "functionalize/error_text.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
 
@@ -52,7 +53,16 @@ class BaseTable {
         // copy instead (a strided input x[:, ::2], or x[1:], mutated as
         // x.view(torch.int32); seeds 825, 931).
         base = at::clone(base, at::MemoryFormat::Contiguous);
-        where = measure_on_meta(base, impl->views());
+        try {
+          where = measure_on_meta(base, impl->views());
+        } catch (std::exception& e) {
+          // The view exists in the input's own layout (a diagonal of an expanded
+          // input reinterpreted as int32) but not in its compact copy (seed 1075).
+          TORCH_CHECK(false, "fxinplace.functionalize: ", name, " mutates a ", where.scalar_type(),
+                      " view of a tensor whose layout is not compact; with remove=\"mutations_and_views\" "
+                      "the view is located in a compact copy of it, where it cannot be taken (",
+                      error_text(e), ")");
+        }
       }
       aliases_.push_back(alias);
       measured_on_.push_back(base);
@@ -82,10 +92,10 @@ class BaseTable {
   at::Tensor reinterpret(const std::string& name, const at::Tensor& base, at::ScalarType dtype) const {
     try {
       return reapply_ ? base.view(dtype) : at::view_copy(base, dtype);
-    } catch (const c10::Error& e) {
+    } catch (std::exception& e) {  // c10::Error, or python_error under make_fx
       TORCH_CHECK(false, "fxinplace.functionalize: ", name, " mutates a ", dtype,
                   " view of a tensor that cannot be reinterpreted as ", dtype, " as a whole (",
-                  e.what_without_backtrace(), ")");
+                  error_text(e), ")");
     }
   }
 

@@ -5,6 +5,7 @@
 #include <torch/csrc/Exceptions.h>
 
 #include "functionalize/dispatch_key.h"
+#include "functionalize/error_text.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
 #include "functionalize/meta_geometry.h"
@@ -55,10 +56,8 @@ void rehearse_on_meta(
     if (not_implemented) return;
     TORCH_CHECK(false, "fxinplace.functionalize: ", c10::toString(op.operator_name()),
                 " is rejected by eager PyTorch: ", e.what());
-  } catch (const std::exception& e) {
-    // Its message ends in a Python traceback ("\n\nAt:\n..."), which is noise here.
-    std::string message = e.what();
-    message = message.substr(0, message.find("\n\nAt:"));
+  } catch (std::exception& e) {
+    const std::string message = error_text(e);
     if (message.rfind("NotImplementedError", 0) == 0) return;
     TORCH_CHECK(false, "fxinplace.functionalize: ", c10::toString(op.operator_name()),
                 " is rejected by eager PyTorch: ", message);

@@ -15,6 +15,7 @@
 #include "functionalize/auto_functionalize.h"
 #include "functionalize/dispatch_key.h"
 #include "functionalize/eager_write_rules.h"
+#include "functionalize/error_text.h"
 #include "functionalize/foreach_in_sequence.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/input_alias_set.h"
@@ -245,10 +246,8 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
       // Eager raises where out's dtype is no dtype the op computes in (mean into int64).
       try {
         c.functional->callBoxed(functional_stack);
-      } catch (const c10::Error& e) {
-        TORCH_CHECK(false, "fxinplace.functionalize: ", op_name(op), ": ", e.what_without_backtrace());
-      } catch (const std::exception& e) {  // raised in Python (a tracing mode's meta kernel)
-        TORCH_CHECK(false, "fxinplace.functionalize: ", op_name(op), ": ", e.what());
+      } catch (std::exception& e) {  // c10::Error, or raised in Python (a tracing mode's meta kernel)
+        TORCH_CHECK(false, "fxinplace.functionalize: ", op_name(op), ": ", error_text(e));
       }
     }
   }

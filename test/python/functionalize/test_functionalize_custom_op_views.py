@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
@@ -100,3 +101,40 @@ def test_custom_op_on_two_dtypes_of_one_tensor_is_a_clear_error() -> None:
 
     with pytest.raises(RuntimeError, match=r"mutates views of one tensor with different dtypes"):
         fxinplace.functionalize(f)(torch.zeros(4))
+
+
+@pytest.mark.parametrize("trace", [False, True], ids=["eager", "make_fx"])
+def test_custom_op_on_a_dtype_view_of_a_0_dim_tensor_is_a_clear_error(trace: bool) -> None:
+    # auto_functionalized_v2 rebuilds the view from its base reinterpreted as a whole, which a
+    # 0-dim float32 cannot be as float16. Under make_fx the failing view(dtype) raises through
+    # the proxy mode (a python_error, not a c10::Error): the same clear error (seed 1079).
+    def f(x):
+        add_one_(x.unsqueeze(-1).view(torch.float16))
+        return x
+
+    run = fxinplace.functionalize(f)
+    if trace:
+        run = make_fx(run)
+    with pytest.raises(
+        RuntimeError,
+        match=r"fxinplace.functionalize: .*add_one_ mutates a Half view of a tensor that "
+        r"cannot be reinterpreted as Half as a whole \(self.dim\(\) cannot be 0",
+    ):
+        run(torch.tensor(1.5))
+
+
+def test_custom_op_on_a_dtype_view_of_an_expanded_input_without_views_is_a_clear_error() -> None:
+    # The view exists in the expanded input's own layout (its diagonal has stride 1), not in
+    # the compact copy remove="mutations_and_views" locates it in (stride 9); seed 1075.
+    def f(x):
+        add_one_(x.diagonal(1, 1, 0)[-3:-1].view(torch.int32))
+        return x
+
+    x = torch.arange(8).view(1, 8).expand(7, 8)
+    with pytest.raises(
+        RuntimeError,
+        match=r"fxinplace.functionalize: .*add_one_ mutates a Int view of a tensor whose "
+        r"layout is not compact",
+    ):
+        fxinplace.functionalize(f, remove="mutations_and_views")(x)
+    f(x)  # eager runs it
