@@ -94,8 +94,8 @@ class BaseTable {
       return reapply_ ? base.view(dtype) : at::view_copy(base, dtype);
     } catch (std::exception& e) {  // c10::Error, or python_error under make_fx
       TORCH_CHECK(false, "fxinplace.functionalize: ", name, " mutates a ", dtype,
-                  " view of a tensor that cannot be reinterpreted as ", dtype, " as a whole (",
-                  error_text(e), ")");
+                  " view of a tensor that cannot be reinterpreted as ", dtype, " as a whole (", error_text(e),
+                  ")");
     }
   }
 
