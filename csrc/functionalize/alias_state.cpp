@@ -22,7 +22,8 @@ c10::Storage dataless_storage(const at::Tensor& like) {
 
 // `value`, written through views[level..], scattered into `input` (the value
 // of views[level]'s input) at the place the rest of the chain measures to.
-at::Tensor scatter_directly(const at::Tensor& input, at::Tensor value, const ViewChain& views, size_t level) {
+at::Tensor scatter_directly(const at::Tensor& input, at::Tensor value, const ViewChain& views, size_t level,
+                            CopiesFold fold) {
   for (size_t k = level; k < views.size(); ++k) value = views[k]->unflip(value);
   at::Tensor where = replay_on_meta(input, [&](at::Tensor current) {
     for (size_t k = level; k < views.size(); ++k)
@@ -30,7 +31,7 @@ at::Tensor scatter_directly(const at::Tensor& input, at::Tensor value, const Vie
     return current;
   });
   return scatter_into_storage(input, value, where.sym_sizes(), where.sym_strides(),
-                              where.sym_storage_offset());
+                              where.sym_storage_offset(), fold);
 }
 
 }  // namespace
@@ -127,7 +128,7 @@ const at::Tensor& AliasState::base(bool reapply_views) {
       along.push_back(update.views[k]->forward(along.back(), reapply_views));
     at::Tensor value = std::move(update.value);
     if (direct < update.views.size()) {
-      value = scatter_directly(along[direct], value, update.views, direct);
+      value = scatter_directly(along[direct], value, update.views, direct, update.fold);
     }
     for (size_t k = folded; k-- > 0;)
       value = update.views[k]->reverse(along[k], value, reapply_views, update.fold);

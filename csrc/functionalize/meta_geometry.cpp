@@ -249,16 +249,36 @@ std::optional<at::Tensor> same_bytes_as(const at::Tensor& t, at::ScalarType dtyp
 }
 
 at::Tensor scatter_into_storage(const at::Tensor& input, const at::Tensor& src, c10::SymIntArrayRef sizes,
-                                c10::SymIntArrayRef strides, const c10::SymInt& storage_offset) {
+                                c10::SymIntArrayRef strides, const c10::SymInt& storage_offset,
+                                CopiesFold fold) {
   // A view with the negative or conjugate bit (a real view of _neg_view or
   // _conj, kept with remove="mutations"): ops on it other than views resolve
   // the bit into a fresh tensor first, which loses the storage the geometry
   // addresses. Scatter into the storage's own values instead.
   if (input.is_neg())
-    return at::neg(scatter_into_storage(at::_neg_view(input), at::neg(src), sizes, strides, storage_offset));
+    return at::neg(
+        scatter_into_storage(at::_neg_view(input), at::neg(src), sizes, strides, storage_offset, fold));
   if (input.is_conj())
     return at::conj_physical(
-        scatter_into_storage(at::_conj(input), at::conj_physical(src), sizes, strides, storage_offset));
+        scatter_into_storage(at::_conj(input), at::conj_physical(src), sizes, strides, storage_offset, fold));
+  // Elements sharing memory through stride-0 dims (y.as_strided((3, 2), (0, 1))
+  // written, x.expand(3)[:2].unfold(0, 1, 1) zeroed): the geometry is an
+  // expand() of one with size 1 there. as_strided_scatter refuses such a
+  // destination, so the copies fold first, as through expand(), into a value
+  // for that geometry, which repeats no memory in those dims.
+  std::vector<c10::SymInt> one_copy = sizes.vec();
+  bool repeats = false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (TORCH_GUARD_OR_FALSE(strides[d].sym_eq(0)) && TORCH_GUARD_OR_FALSE(sizes[d].sym_gt(1))) {
+      one_copy[d] = 1;
+      repeats = true;
+    }
+  }
+  if (repeats) {
+    const at::Tensor old_copies = at::as_strided_copy_symint(input, one_copy, strides, storage_offset);
+    const at::Tensor folded = fold_expand_back(old_copies, src, /*reapply_views=*/true, fold);
+    return scatter_into_storage(input, folded, one_copy, strides, storage_offset, fold);
+  }
   // Decided at the traced sizes where not for every size, as the meta kernel decides.
   if (TORCH_GUARD_OR_FALSE(input.sym_numel().sym_ge(extent_of(sizes, strides, storage_offset))))
     return at::as_strided_scatter_symint(input, src, sizes, strides, storage_offset);

@@ -13,6 +13,8 @@
 #include <optional>
 #include <vector>
 
+#include "functionalize/expand_fold.h"
+
 namespace fxinplace::functionalize {
 
 // A dataless meta tensor with `like`'s dtype, sizes, strides and storage
@@ -38,9 +40,12 @@ std::optional<at::Tensor> same_bytes_as(const at::Tensor& t, at::ScalarType dtyp
 // elements from offset 0; where that is not certain (input is a view at an
 // offset, or has gaps), the scatter happens on a fresh copy of the memory
 // input spans, and its result is read back at input's geometry. A negated
-// or conjugated view (its bit set) is scattered into without the bit.
+// or conjugated view (its bit set) is scattered into without the bit. Where
+// the geometry repeats memory through stride-0 dims, `fold` says how the
+// copies of a location combine (as for a write through expand()).
 at::Tensor scatter_into_storage(const at::Tensor& input, const at::Tensor& src, c10::SymIntArrayRef sizes,
-                                c10::SymIntArrayRef strides, const c10::SymInt& storage_offset);
+                                c10::SymIntArrayRef strides, const c10::SymInt& storage_offset,
+                                CopiesFold fold = CopiesFold::kWrittenCopy);
 
 // Whether `a` and `b` have the same sizes, strides and storage offset.
 bool same_geometry(const at::Tensor& a, const at::Tensor& b);

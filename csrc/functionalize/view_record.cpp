@@ -179,12 +179,13 @@ at::Tensor ViewRecord::slice_piece_back(const at::Tensor& base, const at::Tensor
 // Any other view of a strided tensor is a set of elements of the base's
 // storage: measure it, then scatter with as_strided_scatter, which addresses
 // the same storage layout (it clones the base preserving strides and offset).
-at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Tensor& mutated_view) const {
+at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Tensor& mutated_view,
+                                           CopiesFold fold) const {
   at::Tensor shadow = replay_on_meta(base, [this](const at::Tensor& t) { return forward(t, true); });
   TORCH_CHECK(shadow.scalar_type() == base.scalar_type(), "fxinplace.functionalize: cannot write through ",
               op_->name, ": the view has another dtype than its base");
   return scatter_into_storage(base, mutated_view, shadow.sym_sizes(), shadow.sym_strides(),
-                              shadow.sym_storage_offset());
+                              shadow.sym_storage_offset(), fold);
 }
 
 bool ViewRecord::keeps_elements() const {
@@ -234,7 +235,7 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       return at::diagonal_scatter(base, mutated_view, args_[1].toInt(), args_[2].toInt(), args_[3].toInt());
     case Inverse::kAsStrided:
       return scatter_into_storage(base, mutated_view, args_[1].toSymIntVector(), args_[2].toSymIntVector(),
-                                  *as_strided_offset(base));
+                                  *as_strided_offset(base), fold);
     case Inverse::kReshape:
       return reshape_back(base, mutated_view, reapply_views);
     case Inverse::kTranspose: {
@@ -280,7 +281,7 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
     case Inverse::kViewAsComplex:
       return reapply_views ? at::view_as_real(mutated_view) : at::view_as_real_copy(mutated_view);
     case Inverse::kGeometry:
-      return scatter_by_geometry(base, mutated_view);
+      return scatter_by_geometry(base, mutated_view, fold);
     case Inverse::kExpand:
       return fold_expand_back(base, mutated_view, reapply_views, fold);
     case Inverse::kConj:  // _conj shows the base conjugated: the base is the written value conjugated

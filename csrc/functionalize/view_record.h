@@ -91,7 +91,8 @@ class ViewRecord {
 
  private:
   at::Tensor reshape_back(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views) const;
-  at::Tensor scatter_by_geometry(const at::Tensor& base, const at::Tensor& mutated_view) const;
+  at::Tensor scatter_by_geometry(const at::Tensor& base, const at::Tensor& mutated_view,
+                                 CopiesFold fold) const;
   c10::IValue call(const at::Tensor& base, bool reapply_views) const;
   // as_strided's storage offset on `base`.
   std::optional<c10::SymInt> as_strided_offset(const at::Tensor& base) const;

@@ -402,6 +402,50 @@ def test_fill_into_overlapping_windows(write) -> None:
     _check(f, lambda: (torch.arange(6.0),))
 
 
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.expand(3)[:2].unfold(0, 1, 1)[:, -1].zero_(),
+        lambda x: x.expand(2, 3)[:, 1:].unfold(1, 1, 1).fill_(5),
+    ],
+    ids=["expand_unfold_zero", "expand_unfold_fill"],
+)
+def test_fill_through_expand_then_windows(write) -> None:
+    # The fill folds straight back past expand() (the later views only pick elements), into
+    # memory that the written elements share through the stride-0 dim: one copy per location
+    # is scattered (seed 3682).
+    def f(x):
+        y = x.clone()
+        write(y)
+        return y, x.view(torch.float32)
+
+    _check(f, lambda: (torch.tensor([3], dtype=torch.int32),))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda y: y.as_strided((3, 2), (0, 1)).masked_fill_(
+            torch.tensor([[1, 0], [0, 1], [0, 0]]).bool(), 7.0
+        ),
+        lambda y: y.as_strided((3, 2), (0, 1)).index_put_(
+            (torch.tensor([0, 2]),), torch.tensor(5.0), accumulate=True
+        ),
+        lambda y: y.as_strided((2, 3), (1, 0))[:, 1:].fill_(-2.0),
+    ],
+    ids=["masked_fill_", "index_put_accumulate", "fill_"],
+)
+def test_writes_through_as_strided_repeating_memory(write) -> None:
+    # A stride-0 as_strided is an expand() of the memory it repeats: the copies of each
+    # location fold as through expand() (the copy written; the changes summed).
+    def f(x):
+        y = x.clone()
+        write(y)
+        return y
+
+    _check(f, lambda: (torch.arange(4.0),))
+
+
 def test_writing_an_expanded_input_is_a_clear_error() -> None:
     def f(x):
         x.zero_()
