@@ -283,6 +283,18 @@ at::Tensor scatter_into_storage(const at::Tensor& input, const at::Tensor& src, 
   if (TORCH_GUARD_OR_FALSE(input.sym_numel().sym_ge(extent_of(sizes, strides, storage_offset))))
     return at::as_strided_scatter_symint(input, src, sizes, strides, storage_offset);
   const c10::SymInt start = input.sym_storage_offset();
+  // as_strided may address storage past the tensor's own elements (x[1:-1] of a
+  // 5-element tensor, as_strided((2, 2), (2, 1)) reaching its last element; an
+  // expand to size 0): eager writes that memory, but no functional value holds it
+  // (seeds 2308, 6489).
+  TORCH_CHECK(
+      !TORCH_GUARD_OR_FALSE(storage_offset.sym_lt(start)) &&
+          !TORCH_GUARD_OR_FALSE(extent_of(sizes, strides, storage_offset).sym_gt(storage_extent(input))),
+      "fxinplace.functionalize: a write through as_strided() reaches memory outside the elements of the "
+      "tensor it views (its elements lie in storage offsets [",
+      start, ", ", storage_extent(input), "), the write reaches [", storage_offset, ", ",
+      extent_of(sizes, strides, storage_offset),
+      ")); functionalization keeps only a tensor's elements, so it cannot express this write");
   at::Tensor memory = at::as_strided_copy_symint(input, {storage_extent(input) - start}, {1}, start);
   at::Tensor written = at::as_strided_scatter_symint(memory, src, sizes, strides, storage_offset - start);
   return at::as_strided_copy_symint(written, input.sym_sizes(), input.sym_strides(), 0);

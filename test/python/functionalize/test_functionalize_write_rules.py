@@ -689,3 +689,33 @@ def test_out_argument_that_is_a_view_resized_takes_the_layout_the_op_computes_in
         return (x.t(),) if out_of == "transposed_input" else (x.t().contiguous(),)
 
     _check(f, args)
+
+
+@pytest.mark.parametrize(
+    "make_input, write",
+    [
+        (
+            lambda: torch.arange(5.0)[1:-1],
+            lambda x: x.as_strided((2, 2), (2, 1), x.storage_offset())[-1:].add_(1),
+        ),
+        (
+            lambda: torch.arange(9.0).view(1, 3, 1, 3).expand(0, 3, 1, 3),
+            lambda x: x.as_strided((2, 3), (3, 1), x.storage_offset() + 1).reshape(-1)[1].fill_(1),
+        ),
+    ],
+    ids=["past_a_slice", "into_an_empty_expand"],
+)
+def test_write_through_as_strided_past_the_tensors_elements_is_a_clear_error(make_input, write) -> None:
+    # Eager writes storage the input's elements do not cover; no functional value holds that
+    # memory (seeds 6489, 2308).
+    def f(x):
+        write(x)
+        return x * 1
+
+    f(make_input())  # eager runs it
+    with pytest.raises(
+        RuntimeError,
+        match=r"fxinplace.functionalize: a write through as_strided\(\) reaches memory "
+        r"outside the elements of the tensor it views",
+    ):
+        fxinplace.functionalize(f)(make_input())
