@@ -125,9 +125,14 @@ void auto_functionalize(const c10::OperatorHandle& op, const OpClass& op_class, 
     for_each_tensor(arg, [&](const at::Tensor& t) { mutated[k].push_back(table.locate(op, t)); });
     arg = c10::IValue();  // rebuilt from its base by auto_functionalized_v2
   }
+  // A read argument with the negative or conjugate bit (torch._neg_view(t)) would send
+  // auto_functionalized_v2 to the Negative/Conjugate dispatch key, which has no kernel
+  // for it (seed 674): it gets the same values, the bit resolved.
   for (c10::IValue& a : args)
-    a = map_tensors(
-        a, [&](const at::Tensor& t) { return is_functional(t) ? unwrap_synced(t, reapply_views) : t; });
+    a = map_tensors(a, [&](const at::Tensor& t) {
+      const at::Tensor value = is_functional(t) ? unwrap_synced(t, reapply_views) : t;
+      return value.defined() ? at::resolve_neg(at::resolve_conj(value)) : value;
+    });
 
   std::vector<c10::IValue> results = hook_slot()(op, args, mutated, table.bases());
   const size_t num_returns = op.schema().returns().size();

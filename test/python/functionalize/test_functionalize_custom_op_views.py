@@ -41,6 +41,11 @@ def add_to_both_(x: torch.Tensor, y: torch.Tensor) -> None:
     y.add_(1)
 
 
+@torch.library.custom_op("fxinplace_view_test::add_from_", mutates_args={"x"})
+def add_from_(x: torch.Tensor, y: torch.Tensor) -> None:
+    x.add_(y)
+
+
 def _check(fn, make_args) -> None:
     # Graph structure is not checked: the graph holds auto_functionalized_v2.
     problems = eager_parity_problems(fn, make_args, tracing_modes=("real", "fake"), check_graph=False)
@@ -138,3 +143,21 @@ def test_custom_op_on_a_dtype_view_of_an_expanded_input_without_views_is_a_clear
     ):
         fxinplace.functionalize(f, remove="mutations_and_views")(x)
     f(x)  # eager runs it
+
+
+@pytest.mark.parametrize(
+    "read, make_input",
+    [
+        (lambda t: torch._neg_view(t * 2 + 1), lambda: torch.arange(4.0)),
+        (lambda t: (t * 2).conj(), lambda: torch.tensor([1 + 2j, 3 - 1j])),
+    ],
+    ids=["neg_view", "conj"],
+)
+def test_custom_op_reading_a_negated_or_conjugated_view(read, make_input) -> None:
+    # The read argument's bit would send auto_functionalized_v2 to a dispatch key with no
+    # kernel for it (seed 674); the op reads the same values with the bit resolved.
+    def f(x):
+        add_from_(x, read(x))
+        return x
+
+    _check(f, lambda: (make_input(),))
