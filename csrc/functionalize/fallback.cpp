@@ -356,6 +356,12 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
     // an int32 view of x[1:] read past x's last element).
     check_within_storage(*first, parent->value());
   }
+  // Under make_fx the view op is recorded before it runs: one that raises
+  // (t[:1] = t[-2:] expands (2,) to (1,)), in a try/except of the program, would
+  // leave a node that raises in the graph (seed 2741). Replayed on meta first,
+  // it raises before anything is recorded.
+  if (c10::impl::TorchDispatchModeTLS::stack_len() > 0)
+    replay_on_meta(parent->value(), [&first](const at::Tensor& t) { return first->forward(t, true); });
   std::vector<at::Tensor> outputs = first->forward_all(parent->value(), reapply);
   const bool multi = op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType;
   if (!multi) {
