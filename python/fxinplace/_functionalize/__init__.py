@@ -194,6 +194,15 @@ def _write_back(
     grown = kernels.resized_base_sizes(functional)
     if grown is not None and (geometry is None or _geometry_extent(*geometry) <= _extent(original)):
         grown = None
+    if grown is not None and any(isinstance(d, torch.SymInt) for d in original.shape):
+        # resize_ of a placeholder with symbolic sizes cannot be traced (fake tensors
+        # refuse to have such sizes set; seed 4349).
+        raise RuntimeError(
+            "fxinplace.functionalize: the function grows the storage of an input with symbolic sizes "
+            f"(shape {tuple(original.shape)}, to {tuple(grown)}: an out= argument resized past its memory); "
+            "a symbolic trace cannot record that resize_. Trace with concrete sizes, or pass an out= tensor "
+            "of the result's shape"
+        )
     new_value = kernels.unwrap(functional, reapply_views)
     # Writes made before a resize (or as_strided_) left the input a view of fewer of
     # its elements stay in the memory it leaves, where other tensors see them

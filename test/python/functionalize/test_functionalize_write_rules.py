@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
@@ -719,3 +720,23 @@ def test_write_through_as_strided_past_the_tensors_elements_is_a_clear_error(mak
         r"outside the elements of the tensor it views",
     ):
         fxinplace.functionalize(f)(make_input())
+
+
+def test_out_argument_with_symbolic_sizes_grown_past_its_memory_is_a_clear_error() -> None:
+    # A (0, 1, n) out= argument resized to (1, 1) needs more storage: resize_ of a placeholder
+    # with symbolic sizes cannot be recorded (fake tensors refuse it; seed 4349). Concrete
+    # traces write it back.
+    def f(x, y):
+        torch.sub(x, x.view(-1, 1), out=y)
+        return y * 1
+
+    def make_args():
+        return torch.tensor(2.0), torch.zeros(0, 1, 5)
+
+    _check(f, make_args, tracing_modes=("real", "fake"))
+    with pytest.raises(
+        RuntimeError,
+        match=r"fxinplace.functionalize: the function grows the storage of an input "
+        r"with symbolic sizes",
+    ):
+        make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args())
