@@ -44,6 +44,18 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         source=r"(?m)^    try:",
     ),
     KnownIssue(
+        "make_fx cannot trace a write through a boolean mask held in a tensor (t[mask] = v): index_put_ "
+        "needs the mask's values (nonzero), so real tracing raises 'get value out of a tracing tensor' "
+        "and symbolic tracing cannot guard on the data-dependent size (torch.func.functionalize alike, "
+        "checked on seeds 2046 and 3963's programs)",
+        "functionalize",
+        (
+            r"trace raised RuntimeError: It appears that you're trying to get value out of a tracing .*",
+            r"trace raised GuardOnDataDependentSymNode: .*",
+        ),
+        source=r"\[[^\]\n]*(x\d|t\d|[<>=])[^\]\n]*\] = ",  # a tensor index in a setitem
+    ),
+    KnownIssue(
         "make_fx(tracing_mode='symbolic'): torch's symbolic diagonal() of an empty result has another "
         "storage offset than eager's (x[None][:0].reshape(1, 0).diagonal(-1, 1, 0): 1 under fake "
         "tensors, 0 in eager), so an out= argument resized from it lands elsewhere in the storage",
