@@ -307,7 +307,12 @@ bool same_geometry(const at::Tensor& a, const at::Tensor& b) {
 
 at::Tensor replay_on_meta(const at::Tensor& base,
                           const std::function<at::Tensor(const at::Tensor&)>& replay) {
-  c10::impl::ExcludeDispatchKeyGuard no_modes(python_keys());
+  // Nor through the negative/conjugate fallbacks: under symbolic make_fx the Python
+  // dispatcher's view() reference goes through prims.as_strided, which those
+  // fallbacks do not treat as a view, so a view after _neg_view failed an ATen
+  // assert (seed 6723). Geometry is all a replay computes; views keep the bits.
+  c10::impl::ExcludeDispatchKeyGuard no_modes(
+      python_keys() | c10::DispatchKeySet({c10::DispatchKey::Negative, c10::DispatchKey::Conjugate}));
   return replay(meta_like(base));
 }
 

@@ -194,11 +194,17 @@ def _write_back(
     grown = kernels.resized_base_sizes(functional)
     if grown is not None and (geometry is None or _geometry_extent(*geometry) <= _extent(original)):
         grown = None
-    if grown is not None and any(isinstance(d, torch.SymInt) for d in original.shape):
-        # resize_ of a placeholder with symbolic sizes cannot be traced (fake tensors
-        # refuse to have such sizes set; seed 4349).
+    if (
+        grown is not None
+        and any(isinstance(d, torch.SymInt) for d in original.shape)
+        and not any(isinstance(d, torch.SymInt) for d in grown)
+    ):
+        # resize_ of a placeholder with symbolic sizes to concrete ones takes ATen's C++
+        # path, which refuses to set the sizes of a tensor with symbolic ones (seed 4349;
+        # symbolic new sizes go through the fake tensor's own resize_).
         raise RuntimeError(
-            "fxinplace.functionalize: the function grows the storage of an input with symbolic sizes "
+            "fxinplace.functionalize: the function grows the storage of an input with symbolic sizes to "
+            "concrete ones "
             f"(shape {tuple(original.shape)}, to {tuple(grown)}: an out= argument resized past its memory); "
             "a symbolic trace cannot record that resize_. Trace with concrete sizes, or pass an out= tensor "
             "of the result's shape"

@@ -737,6 +737,6 @@ def test_out_argument_with_symbolic_sizes_grown_past_its_memory_is_a_clear_error
     with pytest.raises(
         RuntimeError,
         match=r"fxinplace.functionalize: the function grows the storage of an input "
-        r"with symbolic sizes",
+        r"with symbolic sizes to concrete ones",
     ):
         make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args())
