@@ -19,14 +19,17 @@ at::Tensor fold_expand_back(const at::Tensor& base, const at::Tensor& mutated, b
   if (mutated.sym_sizes() == base.sym_sizes()) return mutated;
   // Dims of `mutated` that repeat base elements: the leading ones expand()
   // added, and those where a base dim of size 1 was expanded. (make_fx
-  // specializes sizes 0 and 1, so a symbolic size is never 1.)
+  // specializes sizes 0 and 1, so a symbolic size is 1 only as an expression,
+  // Min(1, s0 - 1) from a diagonal, seed 6308: expand() changed that dim, so
+  // there it is 1.)
   const int64_t lead = mutated.dim() - base.dim();
   std::vector<int64_t> kept;
   std::vector<int64_t> repeated;
   c10::SymInt copies = 1;
   std::vector<c10::SymInt> kept_sizes;
   for (int64_t d = 0; d < mutated.dim(); ++d) {
-    const bool repeats = d < lead || (is_one(base.sym_size(d - lead)) && !is_one(mutated.sym_size(d)));
+    const bool repeats = d < lead || (is_one(base.sym_size(d - lead)) && !is_one(mutated.sym_size(d))) ||
+                         TORCH_GUARD_OR_FALSE(base.sym_size(d - lead).sym_ne(mutated.sym_size(d)));
     (repeats ? repeated : kept).push_back(d);
     if (repeats) {
       copies = copies * mutated.sym_size(d);

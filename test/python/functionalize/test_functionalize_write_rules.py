@@ -740,3 +740,16 @@ def test_out_argument_with_symbolic_sizes_grown_past_its_memory_is_a_clear_error
         r"with symbolic sizes to concrete ones",
     ):
         make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args())
+
+
+def test_write_through_expand_of_a_symbolic_size_that_is_one() -> None:
+    # Under a symbolic trace the diagonal's length is Min(1, s0 - 1): 1, but not specialized
+    # as a literal 1 is; expand() changed that dim, so the fold treats it as repeated (seed 6308).
+    def f(x):
+        x.view(1, -1).diagonal(1, 0, 1).expand(2)[-1:].mul_(3)
+        return x * 1
+
+    def make_args(n):
+        return (torch.arange(2.0 * n)[::2],)
+
+    _check(f, lambda: make_args(4), resized_args=lambda: make_args(6))
