@@ -53,8 +53,9 @@ class AliasState {
   uint64_t base_version() const { return retired_layouts_.size(); }
   // Eager's layout of the base during `version` (< base_version()).
   const at::Tensor& retired_layout(uint64_t version) const { return retired_layouts_.at(version); }
-  // Eager's geometry of the base where it is an input (a meta tensor;
-  // undefined otherwise), whatever layout its current value has.
+  // Eager's geometry of the base where it is known (an input, a result of a
+  // pure op; a meta tensor, undefined otherwise), whatever layout its current
+  // value has.
   const at::Tensor& eager_geometry() const { return eager_geometry_; }
   // The base's value, every write applied, when replace_base first ran
   // (undefined where nothing was written before): what eager's memory at the
@@ -75,6 +76,9 @@ class AliasState {
   // give it another, a scatter's clone of a base with gaps is contiguous.)
   bool eager_layout() const;
   void mark_eager_layout();
+  // Eager lays the base out as `geometry` (a meta tensor of its sizes), which
+  // its value may not be (see rehearse_results_on_meta).
+  void set_eager_geometry(at::Tensor geometry) { eager_geometry_ = std::move(geometry); }
   // Shared, dataless: makes untyped_storage() identical across aliases.
   const c10::Storage& storage() const { return storage_; }
   // Inputs sharing one storage start as groups of their own that take one

@@ -64,4 +64,23 @@ void rehearse_on_meta(
   }
 }
 
+std::vector<at::Tensor> rehearse_results_on_meta(const c10::OperatorHandle& op,
+                                                 c10::ArrayRef<c10::IValue> args) {
+  c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks | c10::DispatchKeySet(kFunctionalizeKey));
+  torch::jit::Stack stack;
+  stack.reserve(args.size());
+  for (const c10::IValue& a : args) stack.push_back(map_tensors(a, stand_in));
+  try {
+    op.callBoxed(stack);
+  } catch (python_error& e) {
+    e.persist();  // (off the Python error indicator: nothing to report)
+    return {};
+  } catch (std::exception&) {
+    return {};
+  }
+  std::vector<at::Tensor> results;
+  for (const c10::IValue& r : stack) for_each_tensor(r, [&](const at::Tensor& t) { results.push_back(t); });
+  return results;
+}
+
 }  // namespace fxinplace::functionalize

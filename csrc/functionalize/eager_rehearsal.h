@@ -26,4 +26,14 @@ void rehearse_on_meta(
     const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
     const std::vector<std::pair<const c10::TensorImpl*, std::vector<c10::SymInt>>>& resized = {});
 
+// The tensors a pure op returns in eager, as dataless meta tensors with
+// eager's geometry (each tensor of a list return in turn): the op run on
+// stand-ins laid out as its functional arguments are in eager. With
+// remove="mutations_and_views" a view's value is a compact copy, so the
+// functional result need not be laid out as eager's (mul of a transposed
+// view is transposed in eager), yet composite ops decide by the layout
+// (reshape() views a contiguous tensor and copies another). Empty where the
+// op does not run on meta; its errors are the real op's to report.
+std::vector<at::Tensor> rehearse_results_on_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args);
+
 }  // namespace fxinplace::functionalize

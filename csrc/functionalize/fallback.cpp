@@ -14,6 +14,7 @@
 
 #include "functionalize/auto_functionalize.h"
 #include "functionalize/dispatch_key.h"
+#include "functionalize/eager_rehearsal.h"
 #include "functionalize/eager_write_rules.h"
 #include "functionalize/error_text.h"
 #include "functionalize/foreach_in_sequence.h"
@@ -62,10 +63,21 @@ void unwrap_arguments(torch::jit::Stack* stack, size_t num_args, bool reapply) {
 }
 
 // eager_layout: the results are laid out as eager lays them out (see
-// values_laid_out_as_in_eager).
-void wrap_returns(torch::jit::Stack* stack, size_t num_returns, bool eager_layout = false) {
+// values_laid_out_as_in_eager). Otherwise `eager_geometry`, where not empty,
+// has eager's geometry of each returned tensor in turn.
+void wrap_returns(torch::jit::Stack* stack, size_t num_returns, bool eager_layout = false,
+                  const std::vector<at::Tensor>& eager_geometry = {}) {
+  size_t next = 0;
   for (auto it = stack->end() - num_returns; it != stack->end(); ++it)
-    *it = map_tensors(*it, [&](const at::Tensor& t) { return t.defined() ? wrap_new(t, eager_layout) : t; });
+    *it = map_tensors(*it, [&](const at::Tensor& t) {
+      const at::Tensor* eager = next < eager_geometry.size() ? &eager_geometry[next] : nullptr;
+      ++next;
+      if (!t.defined()) return t;
+      if (!eager_layout && eager && eager->defined() && eager->scalar_type() == t.scalar_type() &&
+          eager->sym_sizes() == t.sym_sizes())
+        return wrap_new_in_eager_geometry(t, *eager);
+      return wrap_new(t, eager_layout);
+    });
 }
 
 // With remove="mutations_and_views" a view's value is a compact copy, so an op
@@ -562,9 +574,14 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       break;
   }
   const bool eager_layout = reapply || values_laid_out_as_in_eager(torch::jit::last(*stack, num_args));
+  // t2 = t1 * 2 of a transposed view t1: transposed in eager, so t2.reshape(2, -1)
+  // copies there (a later write to it leaves t2 alone); the value computed
+  // from t1's compact copy is contiguous, and would make the reshape a view.
+  std::vector<at::Tensor> eager_geometry;
+  if (!eager_layout) eager_geometry = rehearse_results_on_meta(op, torch::jit::last(*stack, num_args));
   unwrap_arguments(stack, num_args, reapply);
   op.callBoxed(stack);
-  wrap_returns(stack, op.schema().returns().size(), eager_layout);
+  wrap_returns(stack, op.schema().returns().size(), eager_layout, eager_geometry);
 }
 
 }  // namespace

@@ -259,6 +259,18 @@ at::Tensor wrap_new(const at::Tensor& value, bool eager_layout) {
       at::detail::make_tensor<FunctionalTensorImpl>(value, std::move(alias), ViewChain{}, 0), value);
 }
 
+at::Tensor wrap_new_in_eager_geometry(const at::Tensor& value, const at::Tensor& eager_geometry) {
+  // (Not marked as laid out as in eager where the geometries agree: a meta
+  // kernel's strides stand in for the device kernel's, good enough for the
+  // view-or-copy choices of composite ops, not for as_strided of the value.)
+  if (same_geometry(eager_geometry, value)) return wrap_new(value);
+  auto alias = std::make_shared<AliasState>(value);
+  alias->set_eager_geometry(eager_geometry);
+  return mirror_requires_grad(at::detail::make_tensor<FunctionalTensorImpl>(value, std::move(alias), ViewChain{},
+                                                                            0, eager_geometry),
+                              value);
+}
+
 at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent,
                      std::shared_ptr<const ViewRecord> record, bool reapply_views) {
   at::Tensor layout;

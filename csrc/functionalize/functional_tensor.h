@@ -114,6 +114,10 @@ FunctionalTensorImpl* functional_impl(const at::Tensor& t);  // t must be functi
 // eager_layout: `value` is laid out as eager lays the tensor out (an input of
 // the function), so views of it replay eager's layout checks.
 at::Tensor wrap_new(const at::Tensor& value, bool eager_layout = false);
+// A new alias group whose base is `value`, which eager lays out as
+// `eager_geometry` (a meta tensor of value's sizes and dtype): metadata
+// queries answer with eager's geometry.
+at::Tensor wrap_new_in_eager_geometry(const at::Tensor& value, const at::Tensor& eager_geometry);
 // A new alias of `parent`'s group: `parent`'s views plus `record`. Unless
 // `value` is a real view (`reapply_views`), the alias also keeps its eager layout.
 at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent,

@@ -428,3 +428,17 @@ def test_write_into_a_wider_dtype_view_of_a_storage_no_multiple_of_its_size_symb
         return x * 1
 
     _check(f, lambda: (torch.arange(5.0),), tracing_modes=("symbolic",))
+
+
+def test_result_of_an_op_on_a_view_keeps_eager_layout_for_reshape() -> None:
+    # Random program seed 7750: with remove="mutations_and_views", t2 = t1 * 2 of a transposed
+    # view was contiguous (computed from t1's compact copy), so t2.reshape(2, -1) was a view and
+    # the write through it changed t2; eager's t2 is transposed, its reshape a copy.
+    def f(x):
+        t1 = x.transpose(0, 1)
+        t2 = t1 * 2
+        t2.reshape(2, -1).neg_()
+        return t2 + 0, t2.contiguous().view(-1)
+
+    _check(f, lambda: (torch.arange(6.0).view(2, 3),), removes=("mutations_and_views",))
+    _check(f, lambda: (torch.arange(12.0).view(4, 3)[::2],), removes=("mutations_and_views",))
