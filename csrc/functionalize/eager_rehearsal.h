@@ -34,6 +34,7 @@ void rehearse_on_meta(
 // view is transposed in eager), yet composite ops decide by the layout
 // (reshape() views a contiguous tensor and copies another). Empty where the
 // op does not run on meta; its errors are the real op's to report.
-std::vector<at::Tensor> rehearse_results_on_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args);
+std::vector<at::Tensor> rehearse_results_on_meta(const c10::OperatorHandle& op,
+                                                 c10::ArrayRef<c10::IValue> args);
 
 }  // namespace fxinplace::functionalize

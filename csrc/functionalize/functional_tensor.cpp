@@ -266,9 +266,9 @@ at::Tensor wrap_new_in_eager_geometry(const at::Tensor& value, const at::Tensor&
   if (same_geometry(eager_geometry, value)) return wrap_new(value);
   auto alias = std::make_shared<AliasState>(value);
   alias->set_eager_geometry(eager_geometry);
-  return mirror_requires_grad(at::detail::make_tensor<FunctionalTensorImpl>(value, std::move(alias), ViewChain{},
-                                                                            0, eager_geometry),
-                              value);
+  return mirror_requires_grad(
+      at::detail::make_tensor<FunctionalTensorImpl>(value, std::move(alias), ViewChain{}, 0, eager_geometry),
+      value);
 }
 
 at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent,
