@@ -142,6 +142,16 @@ bool Walk::layout_change_is_visible(NodeId moved, NodeId home) {
   if (old_geom.strides != to->strides && layout_needs_[static_cast<size_t>(moved)] >= LayoutUse::kStrides) {
     return true;
   }
+  // Nor can the recorded strides be trusted in a size-1 dim of a symbolic
+  // trace: torch's symbolic clone() of an input of sizes (1,) and strides (s0,)
+  // records strides (1,), eager's keeps (2,) when called with x[::2] (random
+  // pipelines seed 6201):
+  //   c = clone(x); y = mul(c, 2)    # y: (1,) in eager; in place (c's memory): (2,)
+  //   v = y.view(torch.int32)        # stride(-1) must be 1: raises in place
+  if (symbolic_ && layout_needs_[static_cast<size_t>(moved)] >= LayoutUse::kStrides &&
+      std::find(to->sizes.begin(), to->sizes.end(), Extent(1)) != to->sizes.end()) {
+    return true;
+  }
   struct Pending {
     NodeId node;
     Geometry old_parent, new_parent;

@@ -123,6 +123,9 @@ class Walk {
   // getitem nodes of each multi-result node, as (item index, getitem node).
   std::vector<std::vector<std::pair<int32_t, NodeId>>> items_;
   std::vector<LayoutUse> layout_needs_;
+  // A symbolic trace records strides of size-1 dims that eager need not have
+  // (see layout_change_is_visible).
+  bool symbolic_ = false;
   std::vector<std::vector<NodeId>> layout_children_;
   std::vector<bool> layout_reaches_;
   std::vector<bool> offset_read_;

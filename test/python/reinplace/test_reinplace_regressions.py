@@ -521,3 +521,22 @@ def test_a_foreach_over_two_views_of_one_buffer_writes_each_when_its_scatter_wou
     assert foreach and all(
         (d.action == "inplace") == (fn is _foreach_over_two_views_put_back_in_a_chain) for d in foreach
     ), report.explain()
+
+
+def test_a_dtype_view_of_a_size_one_result_of_a_symbolic_trace_keeps_it_functional() -> None:
+    # Random pipelines seed 6201: the symbolic trace records clone(x) of a (1,)-sized input
+    # with strides (s0,) as strides (1,); eager's clone of x[::2] keeps (2,). Moving
+    # y = mul(c, 2) into c's memory gave y strides (2,), and y.view(torch.int32) raised
+    # (stride(-1) must be 1); out of place, y is (1,) as the view needs.
+    def f(x):
+        c = x.clone()
+        c.mul_(2)
+        y = c * 2
+        return (y.view(torch.int32)[1::2].abs() + 0,)
+
+    def make_args():
+        return (torch.arange(-2, 2, dtype=torch.int64)[::4],)
+
+    gm = make_fx(torch.func.functionalize(f), tracing_mode="symbolic")(*make_args())
+    out = fxinplace.reinplace(gm, *make_args(), check=True)
+    assert torch.equal(out(*make_args())[0], f(*make_args())[0])
