@@ -49,7 +49,25 @@ def _report(seed: int) -> ProgramReport:
 
 # Programs past the bounded run that once failed, each for a cause since fixed (with a
 # test of its own); kept here so that the whole program stays right through every pipeline.
-ONCE_FAILING = (674, 740, 1075, 1079, 2308, 2741, 3682, 4349, 5108, 6308, 6489, 6201, 6723, 7750, 7946, 8143)
+ONCE_FAILING = (
+    674,
+    740,
+    1075,
+    1079,
+    2308,
+    2741,
+    3682,
+    4349,
+    5108,
+    6308,
+    6489,
+    6039,
+    6201,
+    6723,
+    7750,
+    7946,
+    8143,
+)
 
 
 @pytest.mark.parametrize("seed", [*range(COUNT), *ONCE_FAILING])
