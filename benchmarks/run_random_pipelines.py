@@ -3,6 +3,7 @@
     python benchmarks/run_random_pipelines.py --count 10000 --jobs 2
     python benchmarks/run_random_pipelines.py --count 500 --minimize          # with minimal repros
     python benchmarks/run_random_pipelines.py --count 200 --reinplace broken  # self-check
+    python benchmarks/run_random_pipelines.py --count 200 --functionalize broken  # self-check
     python benchmarks/run_random_pipelines.py --seeds 49 275 549              # just these programs
 
 For every seed, ``fxinplace.testing.random.programs.generate(seed)`` builds a program and
@@ -17,6 +18,8 @@ signature), then clear errors, torch limitations and notes. Failures listed in
 ``fxinplace.testing.random.known_failures`` are marked "known". Exits non-zero on any
 failure that is not known.
 
+``--functionalize broken`` swaps in ``broken_passes.functionalize_ignoring_input_aliasing`` (blind to
+inputs that share memory) for ``fxinplace.functionalize``: the run must report wrong results too.
 ``--reinplace broken`` swaps in ``fxinplace.testing.harness.broken_passes.inplace_first_candidate``
 (re-inplaces one op without checking): the run must report wrong results, or the
 generator and harness are blind.
@@ -36,9 +39,12 @@ try:
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
-from fxinplace.testing.harness.broken_passes import inplace_first_candidate  # noqa: E402
+from fxinplace.testing.harness.broken_passes import (  # noqa: E402
+    functionalize_ignoring_input_aliasing,
+    inplace_first_candidate,
+)
 from fxinplace.testing.harness.campaign import FAILURE_KINDS, minimized_source, progress_printer, run_seeds  # noqa: E402
-from fxinplace.testing.harness.pipelines import CLEAR, LIMITATION, NOTE  # noqa: E402
+from fxinplace.testing.harness.pipelines import CLEAR, LIMITATION, NOTE, ProgramReport, check_program  # noqa: E402
 from fxinplace.testing.random.known_failures import known_issue  # noqa: E402
 from fxinplace.testing.random.programs import generate  # noqa: E402
 
@@ -51,6 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--minimize", action="store_true", help="print a minimised program per failure signature")
     ap.add_argument("--reinplace", choices=("fxinplace", "broken"), default="fxinplace")
+    ap.add_argument(
+        "--functionalize",
+        choices=("fxinplace", "broken"),
+        default="fxinplace",
+        help="broken: a functionalization blind to inputs that share memory (a self-check)",
+    )
     ap.add_argument("--progress", type=int, default=250, help="progress line every N programs")
     ap.add_argument("--details", action="store_true", help="also list clear errors, limitations and notes")
     ap.add_argument("--save", metavar="FILE", help="write every finding as a JSON line (seed, pipeline, ...)")
@@ -60,10 +72,19 @@ def main(argv: list[str] | None = None) -> int:
     reinplace = inplace_first_candidate if args.reinplace == "broken" else None
     seeds = sorted(set(args.seeds)) if args.seeds else list(range(args.start, args.start + args.count))
     print(f"checking {len(seeds)} programs (seeds {seeds[0]}..{seeds[-1]}), jobs={args.jobs}", flush=True)
+    check = None
+    if args.functionalize == "broken":
+
+        def check(seed: int) -> ProgramReport:
+            return check_program(
+                generate(seed), reinplace=reinplace, functionalize=functionalize_ignoring_input_aliasing
+            )
+
     campaign = run_seeds(
         seeds,
         jobs=args.jobs,
         reinplace=reinplace,
+        check=check,
         progress=progress_printer(len(seeds)),
         progress_every=args.progress,
         keep=args.save is not None,

@@ -29,7 +29,10 @@ import pytest
 from random_program_checks import assert_features_covered, failure_text
 
 import fxinplace
-from fxinplace.testing.harness.broken_passes import inplace_first_candidate
+from fxinplace.testing.harness.broken_passes import (
+    functionalize_ignoring_input_aliasing,
+    inplace_first_candidate,
+)
 from fxinplace.testing.harness.pipelines import INTERNAL, PIPELINES, WRONG, ProgramReport, check_program
 from fxinplace.testing.random.known_failures import known_issue
 from fxinplace.testing.random.minimize import minimize
@@ -234,6 +237,24 @@ def test_harness_flags_a_functionalize_that_ignores_aliased_inputs(monkeypatch: 
     eager_only = [p for p in PIPELINES if p.name == "fxf-eager"]
     reports = [check_program(generate(s), pipelines=eager_only) for s in seeds]
     assert _wrong_in(reports, "functionalize") >= 1
+
+
+def test_harness_flags_a_functionalize_blind_to_aliased_inputs_in_every_fxf_pipeline() -> None:
+    # The same blind spot, made on purpose (benchmarks/run_random_pipelines.py --functionalize
+    # broken), through the traced pipelines too: real and symbolic, both remove modes.
+    seeds = [s for s in range(300) if any(f.startswith("aliased input:") for f in generate(s).features)][:8]
+    traced = [p for p in PIPELINES if p.name in ("fxf", "fxf-views", "fxf@sym")]
+    reports = [
+        check_program(generate(s), pipelines=traced, functionalize=functionalize_ignoring_input_aliasing)
+        for s in seeds
+    ]
+    flagged = {
+        name
+        for rep in reports
+        for name, result in rep.results.items()
+        if any(f.kind == WRONG and f.half == "functionalize" for f in result.findings)
+    }
+    assert flagged == {p.name for p in traced}, flagged
 
 
 def test_minimize_shrinks_and_keeps_the_failure() -> None:

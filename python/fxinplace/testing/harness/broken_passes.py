@@ -1,8 +1,9 @@
-"""Deliberately unsound re-inplacing passes: the harness must flag them (a generator self-check).
+"""Deliberately unsound passes: the harness must flag them (a generator self-check).
 
 "When a random run finds nothing for a long time, suspect the generator": these passes
-make mistakes of the kind a real planner bug makes, so a run with one of them in place of
-``fxinplace.reinplace`` must report wrong results.
+make mistakes of the kind a real planner or functionalization bug makes, so a run with one
+of them in place of ``fxinplace.reinplace`` (or ``fxinplace.functionalize``) must report
+wrong results.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import torch.fx
 
 import fxinplace
 
-__all__ = ["broken_compile_backend", "inplace_first_candidate"]
+__all__ = ["broken_compile_backend", "functionalize_ignoring_input_aliasing", "inplace_first_candidate"]
 
 
 def _inplace_sibling(target: object) -> torch._ops.OpOverload | None:
@@ -33,6 +34,26 @@ def inplace_first_candidate(gm: torch.fx.GraphModule, *sample_args: Any) -> torc
     ``self`` is a graph input or is read afterwards."""
     fxinplace.reinplace(gm, *sample_args)
     return _break_first_candidate(gm)
+
+
+def functionalize_ignoring_input_aliasing(fn: Any, remove: str = "mutations") -> Any:
+    """``fxinplace.functionalize`` that treats inputs sharing memory with an earlier input as
+    separate tensors (it sees a clone of each): a write through one is lost to the other and
+    to the caller -- what a functionalization blind to aliased inputs gets wrong."""
+
+    def separated(*args: Any) -> Any:
+        seen: set[int] = set()
+        own = []
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                storage = a.untyped_storage()._cdata
+                own.append(a.clone() if storage in seen else a)
+                seen.add(storage)
+            else:
+                own.append(a)
+        return fn(*own)
+
+    return fxinplace.functionalize(separated, remove=remove)
 
 
 def broken_compile_backend() -> Any:

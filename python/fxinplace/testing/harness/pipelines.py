@@ -197,14 +197,21 @@ def _error_finding(exc: BaseException, half: str, where: str) -> Finding:
     return Finding(kind, half, f"{where} raised {normalize_message(exc)}", _format_exc(exc))
 
 
-def _functionalizer(p: Pipeline) -> Callable[..., Any]:
+FunctionalizeFn = Callable[..., Any]
+
+
+def _functionalizer(p: Pipeline, functionalize: FunctionalizeFn | None) -> Callable[..., Any]:
     if p.functionalizer == "none":  # make_fx of the program itself: mutations and all
         return lambda fn, remove: fn
-    return torch.func.functionalize if p.functionalizer == "torch.func" else fxinplace.functionalize
+    if p.functionalizer == "torch.func":
+        return torch.func.functionalize
+    return functionalize or fxinplace.functionalize
 
 
-def _trace(program: RandomProgram, p: Pipeline) -> torch.fx.GraphModule:
-    wrapped = _functionalizer(p)(program.fn, remove=p.remove)
+def _trace(
+    program: RandomProgram, p: Pipeline, functionalize: FunctionalizeFn | None
+) -> torch.fx.GraphModule:
+    wrapped = _functionalizer(p, functionalize)(program.fn, remove=p.remove)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return make_fx(wrapped, tracing_mode=p.tracing)(*program.make_args(program.sizes[0]))
@@ -214,9 +221,12 @@ def _trace(program: RandomProgram, p: Pipeline) -> torch.fx.GraphModule:
 
 
 class _ProgramCheck:
-    def __init__(self, program: RandomProgram, reinplace: ReinplaceFn | None) -> None:
+    def __init__(
+        self, program: RandomProgram, reinplace: ReinplaceFn | None, functionalize: FunctionalizeFn | None
+    ) -> None:
         self.program = program
         self.reinplace = reinplace
+        self.functionalize = functionalize or fxinplace.functionalize
         self.sizes = program.sizes
         self.eager = {n: observe(program.fn, program.make_args(n)) for n in self.sizes}
         self.traces: dict[tuple[str, str, str], torch.fx.GraphModule | BaseException] = {}
@@ -226,7 +236,7 @@ class _ProgramCheck:
         key = (p.functionalizer, p.remove, p.tracing)
         if key not in self.traces:
             try:
-                self.traces[key] = _trace(self.program, p)
+                self.traces[key] = _trace(self.program, p, self.functionalize)
             except Exception as exc:  # noqa: BLE001 - classified by the caller
                 self.traces[key] = exc
         return self.traces[key]
@@ -273,7 +283,7 @@ class _ProgramCheck:
     def run_eager_check(self, p: Pipeline) -> PipelineResult:
         result = PipelineResult()
         n = self.sizes[0]
-        wrapped = fxinplace.functionalize(self.program.fn, remove=p.remove)
+        wrapped = self.functionalize(self.program.fn, remove=p.remove)
         got = observe(wrapped, self.program.make_args(n))
         want = self.eager[n]
         if want.error is not None:
@@ -436,11 +446,13 @@ def check_program(
     *,
     pipelines: Sequence[Pipeline] = PIPELINES,
     reinplace: ReinplaceFn | None = None,
+    functionalize: FunctionalizeFn | None = None,
 ) -> ProgramReport:
-    """Run ``program`` through ``pipelines``; ``reinplace`` replaces ``fxinplace.reinplace``."""
+    """Run ``program`` through ``pipelines``; ``reinplace`` replaces ``fxinplace.reinplace``,
+    ``functionalize`` replaces ``fxinplace.functionalize`` (both: for self-checks)."""
     _quiet_logs()
     started = time.perf_counter()
-    check = _ProgramCheck(program, reinplace)
+    check = _ProgramCheck(program, reinplace, functionalize)
     results: dict[str, PipelineResult] = {}
     for p in pipelines:
         try:
