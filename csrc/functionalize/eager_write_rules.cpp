@@ -57,26 +57,13 @@ std::optional<CopiesFold> fold_for_shared_memory(const c10::OperatorHandle& op,
   return std::nullopt;
 }
 
-// Whether the view chain leaves the negative or conjugate bit set (an odd
-// number of _neg_view or conj() views).
-void count_flips(const at::Tensor& functional, bool& negated, bool& conjugated) {
-  negated = conjugated = false;
-  for (const auto& record : functional_impl(functional)->views()) {
-    if (!record->flips_values()) continue;
-    bool& bit = record->conjugates() ? conjugated : negated;
-    bit = !bit;
-  }
-}
-
 // The ops eager lets write a tensor whose elements share memory do so only
 // where the tensor shows its memory as it is: through a negative or conjugate
 // view, eager's fallback materializes it and copies back, and that copy_ raises.
 std::optional<CopiesFold> fold_for(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                                    const at::Tensor& target) {
-  bool negated = false;
-  bool conjugated = false;
-  count_flips(target, negated, conjugated);
-  if (negated || conjugated) return std::nullopt;
+  const ValueFlips flips = value_flips(functional_impl(target)->views());
+  if (flips.negated || flips.conjugated) return std::nullopt;
   return fold_for_shared_memory(op, args);
 }
 
@@ -374,10 +361,7 @@ void negate_after_converting(const c10::OperatorHandle& op, c10::ArrayRef<c10::I
   const at::Tensor& self = functional_stack[0].toTensor();
   const at::Tensor& src = functional_stack[1].toTensor();
   if (src.scalar_type() == self.scalar_type()) return;
-  bool negated = false;
-  bool conjugated = false;
-  count_flips(args[1].toTensor(), negated, conjugated);
-  if (!negated) return;
+  if (!value_flips(functional_impl(args[1].toTensor())->views()).negated) return;
   // The source as it is before negation: a view without the negative bit
   // (_neg_view flips it back), or, where views are *_copy ops and the negation
   // was computed, negated again (exact: negation is its own inverse, even

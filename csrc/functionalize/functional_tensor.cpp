@@ -130,20 +130,14 @@ void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* 
   generation_ = kStale;
   // as_strided selects elements; the conjugate and negative bits the chain
   // set (each an odd number of times) are set again after it.
-  bool conjugated = false;
-  bool negated = false;
-  for (const auto& record : views_) {
-    if (!record->flips_values()) continue;
-    bool& bit = record->conjugates() ? conjugated : negated;
-    bit = !bit;
-  }
+  const ValueFlips bits = value_flips(views_);
   ViewChain flips;
   static const c10::OperatorHandle conj = c10::Dispatcher::singleton().findSchemaOrThrow("aten::_conj", "");
   static const c10::OperatorHandle neg =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::_neg_view", "");
-  if (conjugated)
+  if (bits.conjugated)
     flips.push_back(std::make_shared<const ViewRecord>(conj, std::vector<c10::IValue>{c10::IValue()}, 0));
-  if (negated)
+  if (bits.negated)
     flips.push_back(std::make_shared<const ViewRecord>(neg, std::vector<c10::IValue>{c10::IValue()}, 0));
   const at::Tensor base = alias_->eager_base_layout();
   // Where the chain went through view(dtype): the same bytes in the base's

@@ -206,6 +206,16 @@ at::Tensor ViewRecord::unflip(const at::Tensor& value) const {
   return value;
 }
 
+ValueFlips value_flips(const ViewChain& views) {
+  ValueFlips flips;
+  for (const auto& record : views) {
+    if (!record->flips_values()) continue;
+    bool& bit = record->conjugates() ? flips.conjugated : flips.negated;
+    bit = !bit;
+  }
+  return flips;
+}
+
 size_t direct_fold_level(const ViewChain& views) {
   for (size_t k = 0; k + 1 < views.size(); ++k) {
     if (!views[k]->folds_by_scatter()) continue;

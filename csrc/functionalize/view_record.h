@@ -113,6 +113,14 @@ class ViewRecord {
 
 using ViewChain = std::vector<std::shared_ptr<const ViewRecord>>;
 
+// The bits a chain leaves set on its last tensor: each conjugating or
+// negating view flips one (an even number of flips leaves it clear).
+struct ValueFlips {
+  bool negated = false;
+  bool conjugated = false;
+};
+ValueFlips value_flips(const ViewChain& views);
+
 // Where a write through `views` can fold back in one step: the first view
 // that folds by scatter (unfold, as_strided, ...), not the last one, after
 // which every view keeps_elements(). The write then scatters into that level
