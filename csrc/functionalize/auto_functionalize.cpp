@@ -52,6 +52,16 @@ class BaseTable {
         // view_copy reinterprets a compact copy at offset 0: located in that
         // copy instead (a strided input x[:, ::2], or x[1:], mutated as
         // x.view(torch.int32); seeds 825, 931).
+        // as_strided addresses storage positions, which the compact copy has
+        // elsewhere: the view would be another element there (seed 2006:
+        // x.t().as_strided((3,), (2,))[2].view(torch.int32) is x.t()[1, 1] in
+        // eager, [2, 0] of the compact copy).
+        for (const auto& record : impl->views())
+          TORCH_CHECK(!record->is_as_strided(), "fxinplace.functionalize: ", name, " mutates a ",
+                      where.scalar_type(),
+                      " view made through as_strided() of a tensor whose layout is not compact; with "
+                      "remove=\"mutations_and_views\" the view is located in a compact copy of it, where "
+                      "as_strided addresses other elements (remove=\"mutations\" takes this)");
         base = at::clone(base, at::MemoryFormat::Contiguous);
         try {
           where = measure_on_meta(base, impl->views());

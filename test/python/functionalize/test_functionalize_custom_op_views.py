@@ -145,6 +145,25 @@ def test_custom_op_on_a_dtype_view_of_an_expanded_input_without_views_is_a_clear
     f(x)  # eager runs it
 
 
+def test_custom_op_on_a_dtype_view_through_as_strided_of_a_transpose_without_views_is_a_clear_error() -> None:
+    # Seed 2006: the compact copy remove="mutations_and_views" locates the view in has the
+    # transpose's storage positions elsewhere, so as_strided there addressed x.t()[2, 0]
+    # where eager's is x.t()[1, 1]: a silent wrong write. remove="mutations" is right.
+    def f(x):
+        add_one_(x.as_strided((3,), (2,), x.storage_offset())[2].unsqueeze(-1).view(torch.int32))
+        return x.clone()
+
+    def make_args():
+        return (torch.arange(6.0).view(2, 3).t(),)
+
+    with pytest.raises(RuntimeError, match=r"fxinplace.functionalize: .*add_one_ .*through as_strided\(\)"):
+        fxinplace.functionalize(f, remove="mutations_and_views")(*make_args())
+    problems = eager_parity_problems(
+        f, make_args, removes=("mutations",), tracing_modes=("real", "fake"), check_graph=False
+    )
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.parametrize(
     "read, make_input",
     [
