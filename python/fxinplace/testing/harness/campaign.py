@@ -26,6 +26,7 @@ from fxinplace.testing.harness.pipelines import (
     OK,
     PIPELINES,
     SKIPPED,
+    TORCH_STAGES,
     WRONG,
     Finding,
     PipelineResult,
@@ -307,7 +308,7 @@ def _crash_report(seed: int, exitcode: int | None, stage: str | None) -> Program
         how = f"signal {signal.Signals(-exitcode).name}"
     else:
         how = f"exit code {exitcode}"
-    if stage in _ORACLE_COMPILERS:
+    if stage in _ORACLE_COMPILERS or stage in TORCH_STAGES:
         finding = Finding(LIMITATION, "torch", f"{stage} crashed the process ({how}) without fxinplace")
     else:
         where = f" in {stage}" if stage else ""

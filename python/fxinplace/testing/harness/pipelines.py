@@ -58,6 +58,7 @@ import fxinplace
 from fxinplace._reinplace.inductor_policy import with_clones_in_kwargs
 from fxinplace.testing.harness.errors import message, normalize_message
 from fxinplace.testing.harness.oracle import Observed, differences, format_exc, observe
+from fxinplace.testing.harness.worker_pool import note_stage
 from fxinplace.testing.random.programs import RandomProgram
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "Pipeline",
     "PipelineResult",
     "ProgramReport",
+    "TORCH_STAGES",
     "call_reinplace",
     "check_program",
     "copy_graph_module",
@@ -220,6 +222,11 @@ def _trace(
 # --------------------------------------------------------------------------- one program
 
 
+#: Worker stages (``note_stage``) in which only torch runs: a crash there is torch's.
+_TRACE_STAGES = {"torch.func": "torch.func trace", "none": "make_fx trace"}
+TORCH_STAGES = tuple(_TRACE_STAGES.values())
+
+
 class _ProgramCheck:
     def __init__(
         self, program: RandomProgram, reinplace: ReinplaceFn | None, functionalize: FunctionalizeFn | None
@@ -235,6 +242,9 @@ class _ProgramCheck:
     def trace(self, p: Pipeline) -> torch.fx.GraphModule | BaseException:
         key = (p.functionalizer, p.remove, p.tracing)
         if key not in self.traces:
+            # A worker that dies now (make_fx of torch.func.functionalize segfaults on some
+            # programs, seed 8550) is reported as torch's or fxinplace's by this stage.
+            note_stage(_TRACE_STAGES.get(p.functionalizer, f"{p.name} trace"))
             try:
                 self.traces[key] = _trace(self.program, p, self.functionalize)
             except Exception as exc:  # noqa: BLE001 - classified by the caller
@@ -336,6 +346,7 @@ class _ProgramCheck:
         stock = p.functionalizer == "torch.func"
         half = "torch" if stock else "functionalize"
         gm = self.trace(p)
+        note_stage(p.name)
         if isinstance(gm, BaseException):
             self._trace_failed(p, gm, result)
             return result
