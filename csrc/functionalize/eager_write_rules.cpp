@@ -13,6 +13,7 @@
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
 #include "functionalize/meta_geometry.h"
+#include "functionalize/op_classes.h"
 
 namespace fxinplace::functionalize {
 namespace {
@@ -162,23 +163,25 @@ void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::
   // A foreach op is eager's loop over its lists, which foreach_in_sequence
   // replays where elements share memory: only element k's own operands are
   // read while element k is written.
-  const bool foreach = op.schema().name().rfind("aten::_foreach_", 0) == 0;
-  auto position_in_lists = [&](const at::Tensor& x) -> int64_t {
-    for (const c10::IValue& a : args) {
-      if (!a.isTensorList()) continue;
-      const c10::List<at::Tensor> list = a.toTensorList();
-      for (size_t k = 0; k < list.size(); ++k)
-        if (list.get(k).is_same(x)) return static_cast<int64_t>(k);
-    }
-    return -1;
-  };
+  // Each write's list position is found once (-1: in no list).
+  const bool foreach = classify(op).foreach;
+  std::vector<int64_t> write_position(writes.size(), -1);
+  if (foreach)
+    for (size_t w = 0; w < writes.size(); ++w)
+      for (const c10::IValue& a : args) {
+        if (!a.isTensorList() || write_position[w] >= 0) continue;
+        const c10::List<at::Tensor> list = a.toTensorList();
+        for (size_t k = 0; k < list.size() && write_position[w] < 0; ++k)
+          if (list.get(k).is_same(writes[w].target)) write_position[w] = static_cast<int64_t>(k);
+      }
   for (size_t i = 0; i < args.size(); ++i) {
     int64_t position = -1;
     for_each_tensor(args[i], [&](const at::Tensor& t) {
       if (args[i].isTensorList()) ++position;
       if (!is_functional(t)) return;
       const bool out_arg = i < schema_args.size() && schema_args[i].is_out();
-      for (const Write& w : writes) {
+      for (size_t k = 0; k < writes.size(); ++k) {
+        const Write& w = writes[k];
         // An out= argument eager resizes is checked where the resize puts it
         // (contiguous from its storage offset; any dense layout covers the same memory),
         // also against itself passed as an input (torch.sum(x, 0, out=x)).
@@ -198,7 +201,7 @@ void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::
         // where a functional index_put reads every value first). Refused then
         // too, unless the two are the same elements at the same places or
         // provably share none (x[::2].copy_(x[1::2])).
-        const bool same_element = !foreach || position < 0 || position == position_in_lists(w.target);
+        const bool same_element = !foreach || position < 0 || position == write_position[k];
         const bool too_hard_but_overlapping = same_element && status == at::MemOverlapStatus::TooHard &&
                                               memory_ranges_meet(written, t) && !same_geometry(written, t) &&
                                               !provably_disjoint_elements(written, t);
