@@ -51,12 +51,19 @@ void FunctionalTensorImpl::sync(bool reapply_views) {
   generation_ = alias_->generation();
   // With *_copy views a written input's value is compact (x1 = x0[:, 1:-1]:
   // offset 0, no gaps); the input answers with eager's geometry still, so
-  // storage_offset() and the views measured on it are eager's. (With views
-  // kept, the value keeps eager's layout itself: see with_dense_layout_of.)
-  if (views_.empty() && !reapply_views && alias_->eager_geometry().defined() &&
-      !same_geometry(alias_->eager_geometry(), value_) && alias_->base_version() == 0) {
-    layout_ = alias_->eager_geometry();
+  // storage_offset() and the views measured on it are eager's. With views
+  // kept, the value keeps eager's layout itself (see with_dense_layout_of)
+  // but for its storage offset under a fake or symbolic trace: there the
+  // input and the views of it made before the write answer with eager's
+  // geometry too (random pipelines seed 8667).
+  const at::Tensor& eager = alias_->eager_geometry();
+  if (!eager.defined() || alias_->base_version() != 0) return;
+  if (!reapply_views) {
+    if (views_.empty() && !same_geometry(eager, value_)) layout_ = eager;
+    return;
   }
+  if (layout_.defined() || same_geometry(eager, alias_->base(reapply_views))) return;
+  layout_ = views_.empty() ? eager : measure_on_meta(eager, views_);
 }
 
 void FunctionalTensorImpl::commit(const at::Tensor& new_value, const c10::OperatorName& writer,
@@ -269,7 +276,12 @@ at::Tensor wrap_view(const at::Tensor& value, const FunctionalTensorImpl& parent
                      std::shared_ptr<const ViewRecord> record, bool reapply_views) {
   at::Tensor layout;
   const at::Tensor& parent_layout = parent.metadata();
-  if (!reapply_views) {
+  // With views kept, a view's value is laid out as eager's view, unless the
+  // parent answers with a layout of its own: a written input of a fake or
+  // symbolic trace keeps a compact value (x1 = x0[1:3] written: offset 0,
+  // eager's is 6), and x1.reshape(2, -1).storage_offset() must read 6 still
+  // (random pipelines seed 8667, where as_strided then addressed other elements).
+  if (!reapply_views || parent.answers_with_layout()) {
     // Best effort: the parent's layout is eager's only as far as we track it
     // (results of pure ops take their value's layout). Where the view cannot be
     // replayed on it, the view's own value answers metadata queries instead.

@@ -31,6 +31,8 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   uint64_t base_version() const { return base_version_; }
   // What sizes/strides/contiguity queries answer from.
   const at::Tensor& metadata() const { return layout_.defined() ? layout_ : value_; }
+  // Whether metadata queries answer from an eager layout rather than the value.
+  bool answers_with_layout() const { return layout_.defined(); }
   // metadata() is eager's layout as replayed on a meta tensor (views made with
   // remove="mutations_and_views"), not the value's own.
   // Only where the chain starts at a base laid out as eager lays it out.
