@@ -40,13 +40,13 @@ try:
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
-from fxinplace.testing.harness.campaign import FAILURE_KINDS, Campaign, progress_printer, run_seeds  # noqa: E402
+from fxinplace.testing.harness import campaign as sweep  # noqa: E402
 from fxinplace.testing.harness.compile_families import CHECKPOINTS, OPTIMIZERS, check_family_case  # noqa: E402
 from fxinplace.testing.harness.compile_pipelines import check_seed, minimized, program_for  # noqa: E402
 from fxinplace.testing.harness.pipelines import CLEAR, LIMITATION, NOTE, SKIPPED  # noqa: E402
 
 
-def _programs(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
+def _programs(args: argparse.Namespace, paths: tuple[str, ...]) -> sweep.Campaign:
     from fxinplace.testing.harness.broken_passes import broken_compile_backend
 
     backend = broken_compile_backend() if args.backend == "broken" else None
@@ -61,26 +61,26 @@ def _programs(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
     print(
         f"random programs: seeds {seeds.start}..{seeds.stop - 1}, paths {paths}, jobs={args.jobs}", flush=True
     )
-    return run_seeds(
+    return sweep.run_seeds(
         seeds,
         jobs=args.jobs,
         check=check,
-        progress=progress_printer(len(seeds)),
+        progress=sweep.progress_printer(len(seeds)),
         progress_every=args.progress,
         time_limit=args.time_limit,
     )
 
 
-def _families(args: argparse.Namespace, paths: tuple[str, ...]) -> Campaign:
+def _families(args: argparse.Namespace, paths: tuple[str, ...]) -> sweep.Campaign:
     cases = (*OPTIMIZERS, *CHECKPOINTS)
     print(f"families: {len(OPTIMIZERS)} optimizers, {len(CHECKPOINTS)} checkpointed models", flush=True)
     check = functools.partial(check_family_case, cases=cases, paths=paths)
-    campaign = run_seeds(range(len(cases)), jobs=args.jobs, check=check)
+    campaign = sweep.run_seeds(range(len(cases)), jobs=args.jobs, check=check)
     campaign.case_names = {i: c.name for i, c in enumerate(cases)}  # type: ignore[attr-defined]
     return campaign
 
 
-def _print_programs(campaign: Campaign, args: argparse.Namespace) -> None:
+def _print_programs(campaign: sweep.Campaign, args: argparse.Namespace) -> None:
     stopped = " (stopped at --time-limit)" if campaign.stopped_early else ""
     print(
         f"\n{campaign.programs} programs in {campaign.seconds:.0f}s{stopped}; "
@@ -95,7 +95,7 @@ def _print_programs(campaign: Campaign, args: argparse.Namespace) -> None:
             program = program_for(group.smallest_seed)
         return program.source
 
-    print(campaign.signatures_text(FAILURE_KINDS, "FAILURES (attributed to fxinplace)", repro=repro))
+    print(campaign.signatures_text(sweep.FAILURE_KINDS, "FAILURES (attributed to fxinplace)", repro=repro))
     print(
         "\n"
         + campaign.signatures_text(
@@ -108,12 +108,12 @@ def _print_programs(campaign: Campaign, args: argparse.Namespace) -> None:
         print("\n" + campaign.signatures_text([NOTE], "NOTES"))
 
 
-def _print_families(campaign: Campaign) -> None:
+def _print_families(campaign: sweep.Campaign) -> None:
     names = campaign.case_names  # type: ignore[attr-defined]
     print(f"\nfamilies: {campaign.programs} cases in {campaign.seconds:.0f}s (a case's 'seed' is its index)")
     print(campaign.totals_table() + "\n")
     for title, kinds in (
-        ("FAILURES", FAILURE_KINDS),
+        ("FAILURES", sweep.FAILURE_KINDS),
         ("TORCH FINDINGS", [LIMITATION]),
         ("CLEAR ERRORS", [CLEAR]),
     ):
@@ -128,10 +128,8 @@ def _print_families(campaign: Campaign) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--count", type=int, default=2000, help="number of random programs (default 2000)")
-    ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    sweep.add_seed_arguments(ap, count=2000, progress=50)
     ap.add_argument("--path", choices=("backend", "hook", "both"), default="both")
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument(
         "--dynamic-every-backend", type=int, default=1, help="dynamic=True for every Nth seed (0: none)"
     )
@@ -143,7 +141,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--minimize", action="store_true", help="print a minimised program per failure signature")
     ap.add_argument("--backend", choices=("fxinplace", "broken"), default="fxinplace")
-    ap.add_argument("--progress", type=int, default=50, help="progress line every N programs")
     ap.add_argument(
         "--time-limit",
         type=float,

@@ -18,6 +18,7 @@ import sys
 import time
 
 import fxinplace
+from fxinplace.testing.harness.campaign import add_seed_arguments
 from fxinplace.testing.harness.functionalize_differential import (
     REMOVE_MODES,
     FunctionalizeCase,
@@ -29,8 +30,7 @@ from fxinplace.testing.random.stock_programs import generate
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--count", type=int, default=1000, help="number of seeds (default 1000)")
-    ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    add_seed_arguments(ap, count=1000, jobs=False)
     ap.add_argument("--show", type=int, default=3, help="failing programs printed in full")
     args = ap.parse_args(argv)
 

@@ -39,11 +39,11 @@ try:
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
+from fxinplace.testing.harness import campaign as sweep  # noqa: E402
 from fxinplace.testing.harness.broken_passes import (  # noqa: E402
     functionalize_ignoring_input_aliasing,
     inplace_first_candidate,
 )
-from fxinplace.testing.harness.campaign import FAILURE_KINDS, minimized_source, progress_printer, run_seeds  # noqa: E402
 from fxinplace.testing.harness.pipelines import CLEAR, LIMITATION, NOTE, ProgramReport, check_program  # noqa: E402
 from fxinplace.testing.random.known_failures import known_issue  # noqa: E402
 from fxinplace.testing.random.programs import generate  # noqa: E402
@@ -51,10 +51,8 @@ from fxinplace.testing.random.programs import generate  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--count", type=int, default=10000, help="number of programs (default 10000)")
-    ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    sweep.add_seed_arguments(ap, count=10000, progress=250)
     ap.add_argument("--seeds", type=int, nargs="+", help="exactly these seeds (instead of --start/--count)")
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--minimize", action="store_true", help="print a minimised program per failure signature")
     ap.add_argument("--reinplace", choices=("fxinplace", "broken"), default="fxinplace")
     ap.add_argument(
@@ -63,7 +61,6 @@ def main(argv: list[str] | None = None) -> int:
         default="fxinplace",
         help="broken: a functionalization blind to inputs that share memory (a self-check)",
     )
-    ap.add_argument("--progress", type=int, default=250, help="progress line every N programs")
     ap.add_argument("--details", action="store_true", help="also list clear errors, limitations and notes")
     ap.add_argument("--save", metavar="FILE", help="write every finding as a JSON line (seed, pipeline, ...)")
     args = ap.parse_args(argv)
@@ -80,12 +77,12 @@ def main(argv: list[str] | None = None) -> int:
                 generate(seed), reinplace=reinplace, functionalize=functionalize_ignoring_input_aliasing
             )
 
-    campaign = run_seeds(
+    campaign = sweep.run_seeds(
         seeds,
         jobs=args.jobs,
         reinplace=reinplace,
         check=check,
-        progress=progress_printer(len(seeds)),
+        progress=sweep.progress_printer(len(seeds)),
         progress_every=args.progress,
         keep=args.save is not None,
     )
@@ -121,12 +118,14 @@ def main(argv: list[str] | None = None) -> int:
             issues.add(issue)
         return " | ".join(sorted(issues))
 
-    print(campaign.groups_text(FAILURE_KINDS, "FAILURES by pipeline", annotate=annotate) + "\n")
+    print(campaign.groups_text(sweep.FAILURE_KINDS, "FAILURES by pipeline", annotate=annotate) + "\n")
 
     def repro(group) -> str:
-        return minimized_source(group, reinplace) if args.minimize else ""
+        return sweep.minimized_source(group, reinplace) if args.minimize else ""
 
-    print(campaign.signatures_text(FAILURE_KINDS, "FAILURES by signature", repro=repro, annotate=annotate))
+    print(
+        campaign.signatures_text(sweep.FAILURE_KINDS, "FAILURES by signature", repro=repro, annotate=annotate)
+    )
     if args.details:
         print("\n" + campaign.signatures_text([CLEAR], "CLEAR, DOCUMENTED ERRORS (not failures)"))
         print("\n" + campaign.signatures_text([LIMITATION], "TORCH LIMITATIONS (not ours)"))

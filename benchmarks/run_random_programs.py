@@ -36,6 +36,7 @@ except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(ROOT / "python"))
 
 from fxinplace.testing.harness import reinplace_differential as differential  # noqa: E402
+from fxinplace.testing.harness.campaign import add_seed_arguments  # noqa: E402
 from fxinplace.testing.harness.oracle import format_exc  # noqa: E402
 from fxinplace.testing.random.stock_programs import generate  # noqa: E402
 
@@ -131,18 +132,15 @@ def _clip(text: str, limit: int = 1500) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--count", type=int, default=10000, help="number of seeds (default 10000)")
-    ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    add_seed_arguments(ap, count=10000, progress=500)
     ap.add_argument(
         "--native",
         choices=("fxinplace", "stock"),
         default="fxinplace",
         help="pass under test: fxinplace.reinplace (default) or the stock pass as a stand-in",
     )
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--max-stmts", type=int, default=10, help="generator max_stmts (default 10)")
     ap.add_argument("--show", type=int, default=3, help="programs printed per failure category")
-    ap.add_argument("--progress", type=int, default=500, help="print progress every N programs")
     args = ap.parse_args(argv)
 
     seeds = range(args.start, args.start + args.count)

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "checker/rewrite_checker.h"
+#include "python/enum_binding.h"
 
 namespace py = pybind11;
 using namespace fxinplace::checker;
@@ -127,25 +128,23 @@ CheckResult check(const py::tuple& problem_tuple) {
 }  // namespace
 
 void bind_checker(py::module_& m) {
-  py::enum_<EffectKind>(m, "CheckEffect", "What a checker effect does to memory (check_model.h).")
-      .value("FILL", EffectKind::kFill)
-      .value("COPY", EffectKind::kCopy)
-      .value("GROW", EffectKind::kGrow);
-  py::enum_<WriteRule>(m, "CheckWriteRule", "Which aliasing and input rules a checked node's writes follow.")
-      .value("NONE", WriteRule::kNone)
-      .value("INPLACE", WriteRule::kInplace)
-      .value("WRITE_BACK", WriteRule::kWriteBack)
-      .value("CUSTOM_OP", WriteRule::kCustomOp)
-      .value("FOREACH_INPLACE", WriteRule::kForeachInplace);
-  py::enum_<InductorCode>(m, "CheckInductorCode", "How Inductor runs a checked node (inductor_contract.h).")
-      .value("NONE", InductorCode::kNone)
-      .value("EXTERN", InductorCode::kExtern)
-      .value("POINTWISE", InductorCode::kPointwise)
-      .value("ANY_INDEX", InductorCode::kAnyIndex);
-  py::enum_<Outcome>(m, "CheckOutcome")
-      .value("OK", Outcome::kOk)
-      .value("VIOLATION", Outcome::kViolation)
-      .value("CANNOT_CHECK", Outcome::kCannotCheck);
+  bind_enum<EffectKind>(
+      m, "CheckEffect", "What a checker effect does to memory (check_model.h).",
+      {{"FILL", EffectKind::kFill}, {"COPY", EffectKind::kCopy}, {"GROW", EffectKind::kGrow}});
+  bind_enum<WriteRule>(m, "CheckWriteRule", "Which aliasing and input rules a checked node's writes follow.",
+                       {{"NONE", WriteRule::kNone},
+                        {"INPLACE", WriteRule::kInplace},
+                        {"WRITE_BACK", WriteRule::kWriteBack},
+                        {"CUSTOM_OP", WriteRule::kCustomOp},
+                        {"FOREACH_INPLACE", WriteRule::kForeachInplace}});
+  bind_enum<InductorCode>(m, "CheckInductorCode", "How Inductor runs a checked node (inductor_contract.h).",
+                          {{"NONE", InductorCode::kNone},
+                           {"EXTERN", InductorCode::kExtern},
+                           {"POINTWISE", InductorCode::kPointwise},
+                           {"ANY_INDEX", InductorCode::kAnyIndex}});
+  bind_enum<Outcome>(
+      m, "CheckOutcome", "Whether a rewrite was proven, refuted, or could not be checked.",
+      {{"OK", Outcome::kOk}, {"VIOLATION", Outcome::kViolation}, {"CANNOT_CHECK", Outcome::kCannotCheck}});
   // Python names are the stable names (CheckReason.wrong_value.name == "wrong_value").
   py::enum_<CheckReason> reason(m, "CheckReason", "The checker's verdicts (csrc/checker/check_reasons.h).");
 #define FXINPLACE_BIND_CHECK_REASON(id, name, text) reason.value(name, CheckReason::id);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/reinplace_planner.h"
+#include "python/enum_binding.h"
 #include "python/extent_caster.h"
 #include "torch/op_facts.h"
 
@@ -23,25 +24,26 @@ std::optional<core::NodeId> node_or_none(core::NodeId id) {
 }
 
 void bind_enums(py::module_& m) {
-  py::enum_<core::ViewKind>(m, "ViewKind")
-      .value("NONE", core::ViewKind::kNone)
-      .value("SINGLE", core::ViewKind::kSingle)
-      .value("MULTI", core::ViewKind::kMulti);
-  py::enum_<core::LayoutUse>(m, "LayoutUse")
-      .value("LOGICAL", core::LayoutUse::kLogical)
-      .value("RESHAPE", core::LayoutUse::kReshape)
-      .value("STRIDES", core::LayoutUse::kStrides)
-      .value("ABSOLUTE", core::LayoutUse::kAbsolute);
-  py::enum_<core::Destination>(m, "Destination", "How an ATen op's result gets into a write slot's target.")
-      .value("SELF", core::Destination::kSelf)
-      .value("SWAPPED", core::Destination::kSwapped)
-      .value("OUT", core::Destination::kOut);
-  py::enum_<core::ScatterKind>(m, "ScatterKind")
-      .value("NONE", core::ScatterKind::kNone)
-      .value("SELECT", core::ScatterKind::kSelect)
-      .value("SLICE", core::ScatterKind::kSlice)
-      .value("DIAGONAL", core::ScatterKind::kDiagonal)
-      .value("AS_STRIDED", core::ScatterKind::kAsStrided);
+  using core::ViewKind, core::LayoutUse, core::Destination, core::ScatterKind;
+  bind_enum<ViewKind>(
+      m, "ViewKind", "Whether a node's result is a view: none, one, or a list of views (split, unbind).",
+      {{"NONE", ViewKind::kNone}, {"SINGLE", ViewKind::kSingle}, {"MULTI", ViewKind::kMulti}});
+  bind_enum<LayoutUse>(
+      m, "LayoutUse",
+      "How a view depends on its source's layout: not at all, to reshape, on strides, on storage offsets.",
+      {{"LOGICAL", LayoutUse::kLogical},
+       {"RESHAPE", LayoutUse::kReshape},
+       {"STRIDES", LayoutUse::kStrides},
+       {"ABSOLUTE", LayoutUse::kAbsolute}});
+  bind_enum<Destination>(
+      m, "Destination", "How an ATen op's result gets into a write slot's target.",
+      {{"SELF", Destination::kSelf}, {"SWAPPED", Destination::kSwapped}, {"OUT", Destination::kOut}});
+  bind_enum<ScatterKind>(m, "ScatterKind", "Which view a *_scatter node inverts, if any.",
+                         {{"NONE", ScatterKind::kNone},
+                          {"SELECT", ScatterKind::kSelect},
+                          {"SLICE", ScatterKind::kSlice},
+                          {"DIAGONAL", ScatterKind::kDiagonal},
+                          {"AS_STRIDED", ScatterKind::kAsStrided}});
   py::enum_<core::Action> action(m, "Action");
 #define FXINPLACE_BIND_ACTION(id, label, name) action.value(#label, core::Action::id);
   FXINPLACE_ACTIONS(FXINPLACE_BIND_ACTION)

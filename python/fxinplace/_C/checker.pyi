@@ -52,6 +52,10 @@ class CheckInductorCode(PybindEnum):
     __members__: typing.ClassVar[dict[str, CheckInductorCode]]
 
 class CheckOutcome(PybindEnum):
+    """
+    Whether a rewrite was proven, refuted, or could not be checked.
+    """
+
     CANNOT_CHECK: typing.ClassVar[CheckOutcome]
     OK: typing.ClassVar[CheckOutcome]
     VIOLATION: typing.ClassVar[CheckOutcome]

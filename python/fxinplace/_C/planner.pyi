@@ -38,12 +38,20 @@ _Results: typing.TypeAlias = collections.abc.Sequence[
 ]
 
 class ViewKind(PybindEnum):
+    """
+    Whether a node's result is a view: none, one, or a list of views (split, unbind).
+    """
+
     MULTI: typing.ClassVar[ViewKind]
     NONE: typing.ClassVar[ViewKind]
     SINGLE: typing.ClassVar[ViewKind]
     __members__: typing.ClassVar[dict[str, ViewKind]]
 
 class LayoutUse(PybindEnum):
+    """
+    How a view depends on its source's layout: not at all, to reshape, on strides, on storage offsets.
+    """
+
     ABSOLUTE: typing.ClassVar[LayoutUse]
     LOGICAL: typing.ClassVar[LayoutUse]
     RESHAPE: typing.ClassVar[LayoutUse]
@@ -61,6 +69,10 @@ class Destination(PybindEnum):
     __members__: typing.ClassVar[dict[str, Destination]]
 
 class ScatterKind(PybindEnum):
+    """
+    Which view a *_scatter node inverts, if any.
+    """
+
     AS_STRIDED: typing.ClassVar[ScatterKind]
     DIAGONAL: typing.ClassVar[ScatterKind]
     NONE: typing.ClassVar[ScatterKind]

@@ -5,6 +5,7 @@ functionalization's write-backs and `_foreach_*` ops; the custom-op rules are in
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from typing import TYPE_CHECKING, Any
 
@@ -54,21 +55,23 @@ if TYPE_CHECKING:  # the recorder is handed in; imported for its type only
     from fxinplace._checker.recorder import _Recorder
 
 
+@dataclasses.dataclass
 class _Translator(_CustomOpRules):
-    def __init__(
-        self, rec: _Recorder, node: Node, snap_args: Any, snap_kwargs: Any, args: Any, kwargs: Any, value: Any
-    ) -> None:
-        self.rec = rec
-        self.node = node
-        self.snap_args = snap_args
-        self.snap_kwargs = snap_kwargs
-        self.args = args
-        self.kwargs = kwargs
-        self.value = value
-        self.target = node.target
-        self.functional = rec.functional
+    """One node's run, as the recorder saw it (arguments before and after, result), into checker facts."""
+
+    rec: _Recorder
+    node: Node
+    snap_args: Any
+    snap_kwargs: Any
+    args: Any
+    kwargs: Any
+    value: Any
+
+    def __post_init__(self) -> None:
+        self.target = self.node.target
+        self.functional = self.rec.functional
         # The functional node whose values this one computes (see fill).
-        self.counterpart_name = node.name
+        self.counterpart_name = self.node.name
 
     @property
     def is_functional(self) -> bool:

@@ -31,6 +31,17 @@ def _check(fn, make_args, **kwargs) -> None:
     assert not problems, "\n".join(problems)
 
 
+def _writing_a_clone(write):
+    """A function that writes into a clone of its input with `write` and returns the clone."""
+
+    def f(x):
+        y = x.clone()
+        write(y)
+        return y
+
+    return f
+
+
 # --------------------------------------------------------------------------- dtype
 
 
@@ -352,11 +363,7 @@ def test_op_specific_dtype_rule_of_an_in_place_op_raises() -> None:
 )
 def test_write_into_overlapping_windows_is_a_clear_error(write) -> None:
     # Eager adds twice where windows overlap (kernel order); no functional value says that.
-    def f(x):
-        y = x.clone()
-        write(y)
-        return y
-
+    f = _writing_a_clone(write)
     with pytest.raises(RuntimeError, match=r"fxinplace.*writes a tensor whose elements may share memory"):
         fxinplace.functionalize(f)(torch.arange(6.0))
 
@@ -395,11 +402,7 @@ def test_write_of_no_elements_of_an_expanded_input(write) -> None:
 )
 def test_fill_into_overlapping_windows(write) -> None:
     # Every copy of a location gets the one value, whatever the kernel's order.
-    def f(x):
-        y = x.clone()
-        write(y)
-        return y
-
+    f = _writing_a_clone(write)
     _check(f, lambda: (torch.arange(6.0),))
 
 
@@ -439,11 +442,7 @@ def test_fill_through_expand_then_windows(write) -> None:
 def test_writes_through_as_strided_repeating_memory(write) -> None:
     # A stride-0 as_strided is an expand() of the memory it repeats: the copies of each
     # location fold as through expand() (the copy written; the changes summed).
-    def f(x):
-        y = x.clone()
-        write(y)
-        return y
-
+    f = _writing_a_clone(write)
     _check(f, lambda: (torch.arange(4.0),))
 
 

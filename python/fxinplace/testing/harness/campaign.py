@@ -11,6 +11,7 @@ and smallest seed, optionally with that seed's program minimised.
 
 from __future__ import annotations
 
+import argparse
 import collections
 import contextlib
 import dataclasses
@@ -44,6 +45,7 @@ __all__ = [
     "Group",
     "SeedCheck",
     "SignatureGroup",
+    "add_seed_arguments",
     "iter_reports",
     "minimized_source",
     "progress_printer",
@@ -51,6 +53,20 @@ __all__ = [
 ]
 
 FAILURE_KINDS = (WRONG, INTERNAL)
+
+
+def add_seed_arguments(
+    ap: argparse.ArgumentParser, *, count: int, jobs: bool = True, progress: int | None = None
+) -> None:
+    """What every random-program runner takes: ``--count``, ``--start``, ``--jobs`` and ``--progress``."""
+    ap.add_argument("--count", type=int, default=count, help=f"number of programs (default {count})")
+    ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    if jobs:
+        ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    if progress is not None:
+        ap.add_argument(
+            "--progress", type=int, default=progress, help=f"progress line every N programs ({progress})"
+        )
 
 
 def progress_printer(total: int) -> Callable[[Campaign], None]:
