@@ -112,7 +112,14 @@ void AliasState::replace_base(at::Tensor new_base, at::Tensor old_layout, at::Te
 }
 
 at::Tensor AliasState::eager_base_layout() const {
-  return current_layout_.defined() ? current_layout_ : meta_like(base_);
+  if (current_layout_.defined()) return current_layout_;
+  // A written input's value need not sit where eager's does (a compact *_copy
+  // value; under a fake or symbolic trace, a dense value at offset 0): views
+  // placed in the storage (resize_, out= resizing a view) are placed relative
+  // to eager's geometry (random pipelines seed 9679: x2 = t[1:-1] written,
+  // then torch.mul(a, 2, out=x2[...]) growing it landed one element early).
+  if (eager_geometry_.defined()) return eager_geometry_;
+  return meta_like(base_);
 }
 
 const at::Tensor& AliasState::base(bool reapply_views) {

@@ -61,8 +61,9 @@ class AliasState {
   // (undefined where nothing was written before): what eager's memory at the
   // base's first layout holds after a resize shrank the base off some of it.
   const at::Tensor& written_before_replaced() const { return written_before_replaced_; }
-  // Eager's layout of the current base, as a meta tensor: the base value's
-  // own geometry until replace_base gave it another.
+  // Eager's layout of the current base, as a meta tensor: the one
+  // replace_base gave it, else its eager geometry where known, else the base
+  // value's own geometry.
   at::Tensor eager_base_layout() const;
 
   // The base's value as last stored (queued writes not applied): for its

@@ -121,6 +121,23 @@ def test_resize_of_a_view_past_its_base_grows_the_storage() -> None:
     _check(f, lambda: (torch.arange(6.0),))
 
 
+def test_out_resizing_a_view_of_a_written_input_that_starts_inside_its_storage() -> None:
+    # Seed 9679: x = t[1:-1] written, then out= grows x[...] from 2 elements to 3 (storage
+    # elements 1..3). Its place was measured on the written value's layout (offset 0 with
+    # remove="mutations_and_views" and under a symbolic trace): x read [10, 2], not [2, 4].
+    def f(a, x):
+        x.mul_(10)
+        t = x[...]
+        torch.mul(a, 2, out=t)
+        return t + 0, t.storage_offset()
+
+    _check(
+        f,
+        lambda: (torch.tensor([1, 2, 3], dtype=torch.int32), torch.arange(4, dtype=torch.float64)[1:-1]),
+        tracing_modes=("real", "fake", "symbolic"),
+    )
+
+
 def test_grow_then_shrink_an_input() -> None:
     def f(x):
         x.resize_(8)

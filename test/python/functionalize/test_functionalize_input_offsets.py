@@ -3,9 +3,10 @@
 Eager writes such an input in place: its storage_offset() stays, and as_strided of it
 addresses its storage from there. A functional value of it started at offset 0 after its
 first write (random pipelines seed 954), so a later as_strided read other elements.
-Eagerly and under make_fx's real tracing; not yet under fake or symbolic tracing, where
-keeping the offset would bake the input's sizes into the graph (which a symbolic trace of
-an input sliced from another must not specialize).
+Eagerly and under make_fx's real tracing the value keeps the offset. Under fake or
+symbolic tracing it does not (placing it there would bake the input's sizes into the
+graph, which a symbolic trace of an input sliced from another must not specialize); there
+the input and its views answer metadata queries with eager's geometry instead.
 """
 
 from __future__ import annotations
