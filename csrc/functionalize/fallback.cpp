@@ -326,14 +326,8 @@ at::Tensor as_strided_of_base(const FunctionalTensorImpl& parent,
 // does; a functional value of the base (after a write, or a shrinking
 // resize) has no such memory.
 void check_within_storage(const ViewRecord& record, const at::Tensor& value) {
-  // (A symbolic storage size is no graph input: arithmetic on it cannot be
-  // traced, so it is checked only where it is concrete.)
-  const c10::Storage& storage = value.unsafeGetTensorImpl()->unsafe_storage();
-  const auto nbytes = storage ? storage.sym_nbytes().maybe_as_int() : std::nullopt;
-  if (!nbytes || value.sym_numel() == 0) return;
-  const int64_t available = *nbytes / static_cast<int64_t>(value.element_size());
   TORCH_CHECK(
-      TORCH_GUARD_OR_TRUE(record.as_strided_extent(value).sym_le(available)),
+      record.within_storage(value),
       "fxinplace.functionalize: as_strided() reaches outside the memory of the tensor it views; eager "
       "reads its storage there (memory a resize_ or a shrinking out= argument left behind, say), which "
       "functionalization cannot express");

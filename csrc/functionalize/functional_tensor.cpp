@@ -46,7 +46,18 @@ void FunctionalTensorImpl::sync(bool reapply_views) {
   rebase_if_needed();
   if (generation_ == alias_->generation()) return;
   at::Tensor current = alias_->base(reapply_views);
-  for (const auto& record : views_) current = record->forward(current, reapply_views);
+  for (const auto& record : views_) {
+    // An as_strided view reading its input's storage past the input's
+    // elements (x.as_strided((7,), (1,)) of x = t[:6]) was taken on the
+    // input's own memory; a value written since holds x's elements only.
+    TORCH_CHECK(
+        !record->is_as_strided() || record->within_storage(current),
+        "fxinplace.functionalize: an as_strided() view reads storage past the elements of the tensor it "
+        "views, which was written since; its functional value holds only its own elements (eager reads "
+        "the rest of the storage there). Please take as_strided of a clone, or of the whole storage's "
+        "tensor");
+    current = record->forward(current, reapply_views);
+  }
   set_value(std::move(current));
   generation_ = alias_->generation();
   // With *_copy views a written input's value is compact (x1 = x0[:, 1:-1]:

@@ -95,6 +95,16 @@ c10::SymInt ViewRecord::as_strided_extent(const at::Tensor& base) const {
   return extent;
 }
 
+bool ViewRecord::within_storage(const at::Tensor& base) const {
+  // (A symbolic storage size is no graph input: arithmetic on it cannot be
+  // traced, so it is checked only where it is concrete.)
+  const c10::Storage& storage = base.unsafeGetTensorImpl()->unsafe_storage();
+  const auto nbytes = storage ? storage.sym_nbytes().maybe_as_int() : std::nullopt;
+  if (!nbytes || base.sym_numel() == 0) return true;
+  const int64_t available = *nbytes / static_cast<int64_t>(base.element_size());
+  return TORCH_GUARD_OR_TRUE(as_strided_extent(base).sym_le(available));
+}
+
 std::optional<c10::SymInt> ViewRecord::as_strided_offset(const at::Tensor& base) const {
   if (args_[3].isNone()) return base.sym_storage_offset();
   if (!offset_origin_) return args_[3].toSymInt();

@@ -100,6 +100,9 @@ class ViewRecord {
  public:
   // as_strided only: the storage elements of `base` the view reaches up to.
   c10::SymInt as_strided_extent(const at::Tensor& base) const;
+  // as_strided only: whether the view provably stays within `base`'s storage
+  // (true where that cannot be decided: a symbolic storage size).
+  bool within_storage(const at::Tensor& base) const;
 
  private:
   at::Tensor slice_piece_back(const at::Tensor& base, const at::Tensor& mutated_view, c10::SymInt start,

@@ -21,9 +21,6 @@ import fxinplace
 import fxinplace.compile as fx_compile
 from fxinplace.testing.harness.compile_programs import PROGRAMS, CacheUpdate, program
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
-
 # The backend with every rewritten graph (forward, backward, inference) proven by
 # fxinplace.check_reinplaced.
 CHECKED = fx_compile.make_backend(check=True)

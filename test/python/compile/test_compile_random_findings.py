@@ -20,8 +20,6 @@ import pytest
 from fxinplace.testing.harness.compile_pipelines import COMPILE_PIPELINES, check_compiled, compile_failures
 from fxinplace.testing.random.programs import RandomProgram
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
 FOUND = {
     # a scatter with a src of another dtype, rewritten as a converting copy_: the checker cannot model the conversion and says so (it reported a difference)
     275: (

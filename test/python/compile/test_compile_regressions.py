@@ -24,8 +24,6 @@ from fxinplace.compile import make_backend
 from fxinplace.testing.harness.inductor_parity import compile_and_run
 from fxinplace.testing.harness.memory import measure
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
 
 def neg_of_flip_out(x):
     x[torch.tensor([0])] = 0.0

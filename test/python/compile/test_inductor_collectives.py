@@ -14,8 +14,6 @@ import pytest
 import torch
 import torch.distributed as dist
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
 
 def of_intermediate(x):
     import torch.distributed._functional_collectives as funcol

@@ -11,8 +11,6 @@ from torch._inductor import config as inductor_config
 
 from fxinplace.testing.harness.inductor_parity import compile_and_run
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
 
 @torch.library.custom_op("fxinplace_inductor_test::scale_", mutates_args={"x"})
 def scale_(x: torch.Tensor, by: float) -> None:

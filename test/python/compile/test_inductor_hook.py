@@ -19,7 +19,6 @@ from torch._inductor.fx_passes import post_grad
 import fxinplace.inductor as fi
 from fxinplace.testing.harness.inductor_parity import compile_and_run
 
-pytestmark = pytest.mark.filterwarnings("ignore")
 aten = torch.ops.aten
 
 

@@ -18,8 +18,6 @@ import torch
 from fxinplace.testing.harness.compile_programs import PROGRAMS
 from fxinplace.testing.harness.inductor_parity import eager_steps, run_program
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
 # Inductor reorders float math (fused reductions, matmul epilogues): training steps through
 # several layers and an optimizer drift a little more than a single kernel does.
 RTOL, ATOL = 1e-3, 1e-4

@@ -48,8 +48,6 @@ from fxinplace.testing.harness.pipelines import (
 )
 from fxinplace.testing.random.programs import RandomProgram
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
 BACKEND_COUNT = int(os.environ.get("FXINPLACE_COMPILE_BACKEND_COUNT", "25"))
 HOOK_COUNT = int(os.environ.get("FXINPLACE_COMPILE_HOOK_COUNT", "15"))
 # The hook path compiles with Inductor three times per case (oracle, hook, stock for memory):

@@ -15,8 +15,6 @@ from torch.fx.experimental.proxy_tensor import make_fx
 import fxinplace
 from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # eager's out= resize warning
-
 
 def _check(fn, make_args, **kwargs) -> None:
     problems = eager_parity_problems(fn, make_args, **kwargs)

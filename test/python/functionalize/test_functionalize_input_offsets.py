@@ -49,6 +49,27 @@ def test_as_strided_past_an_inputs_last_element_is_a_clear_error() -> None:
         fxinplace.functionalize(f)(x)
 
 
+@pytest.mark.parametrize(
+    "make_input",
+    [lambda: torch.arange(8.0)[:6], lambda: torch.arange(8, dtype=torch.float64).view(4, 2)[1:-1]],
+    ids=["prefix", "rows_inside"],
+)
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+def test_as_strided_past_an_inputs_elements_then_a_write_is_a_clear_error(make_input, remove) -> None:
+    # Seed 10573: the view reads storage after x's last element (eager: the input's storage);
+    # once x is written its functional value holds x's elements only. Regenerating the view
+    # raised torch's "setStorage: ... out of bounds" (an internal error).
+    def f(x):
+        y = x.as_strided((7,), (1,), 0)
+        x.mul_(2)
+        return y + 0
+
+    with pytest.raises(
+        RuntimeError, match=r"fxinplace.functionalize: an as_strided\(\) view reads storage past"
+    ):
+        fxinplace.functionalize(f, remove=remove)(make_input())
+
+
 def test_as_strided_of_a_view_of_an_aliased_input_after_a_write_under_symbolic_shapes() -> None:
     # Seed 8667: under a fake or symbolic trace the written x1 = x0[1:3] keeps a
     # compact value (offset 0); x1.reshape(2, -1).storage_offset() read 0, not 6,

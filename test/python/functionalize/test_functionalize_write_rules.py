@@ -19,7 +19,6 @@ import fxinplace
 from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
 
 # Resizing a non-empty out= argument warns (deprecated) in eager.
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 def _arange(shape: tuple[int, ...]) -> torch.Tensor:

@@ -23,8 +23,6 @@ from fxinplace.testing.random.stock_programs import generate
 
 GEN_COUNT = int(os.environ.get("FXINPLACE_GEN_COUNT", "200"))
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # eager's out= resize warning
-
 
 @pytest.mark.parametrize("seed", range(GEN_COUNT))
 def test_random_program(seed: int) -> None:
