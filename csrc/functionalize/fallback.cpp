@@ -342,9 +342,12 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
   unwrap_arguments(stack, num_args, reapply);
   std::vector<c10::IValue> recorded(stack->end() - num_args, stack->end());
   torch::jit::drop(*stack, num_args);
-  // as_strided of the base itself: its offset is the base value's storage's.
+  // as_strided of the base itself: the offset it is given counts from where
+  // the base answers that it starts (eager's storage offset, which a written
+  // input's value under a fake or symbolic trace does not keep: seed 10578),
+  // and is applied from the base value's own.
   std::optional<c10::SymInt> origin;
-  if (parent->views().empty()) origin = parent->value().sym_storage_offset();
+  if (parent->views().empty()) origin = parent->metadata().sym_storage_offset();
   auto first = std::make_shared<const ViewRecord>(op, recorded, 0, std::move(origin));
   TORCH_CHECK(reapply || !first->is_as_strided() || parent->alias()->eager_layout(),
               "fxinplace.functionalize",

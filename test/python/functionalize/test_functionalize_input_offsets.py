@@ -19,22 +19,57 @@ from fxinplace.testing.harness.functionalize_differential import eager_parity_pr
 
 
 @pytest.mark.parametrize(
-    "program",
+    ("program", "modes"),
     [
-        lambda x: (x.zero_(), x.as_strided((2,), (1,), x.storage_offset() + 1).add_(7)),
-        lambda x: (x.mul_(2), x.as_strided((2,), (2,), x.storage_offset()) * x.storage_offset()),
-        lambda x: (x.add_(1).add_(1), x.view(torch.int32).as_strided((2,), (2,), 2 * x.storage_offset()) + 0),
+        pytest.param(
+            lambda x: (x.zero_(), x.as_strided((2,), (1,), x.storage_offset() + 1).add_(7)),
+            ("real", "fake", "symbolic"),
+            id="write_then_as_strided_write",
+        ),
+        pytest.param(
+            lambda x: (x.mul_(2), x.as_strided((2,), (2,), x.storage_offset()) * x.storage_offset()),
+            ("real", "fake", "symbolic"),
+            id="write_then_offset_read",
+        ),
+        pytest.param(
+            lambda x: (
+                x.add_(1).add_(1),
+                x.view(torch.int32).as_strided((2,), (2,), 2 * x.storage_offset()) + 0,
+            ),
+            ("real",),  # under tracing: the xfail below
+            id="dtype_view_as_strided",
+        ),
     ],
-    ids=["write_then_as_strided_write", "write_then_offset_read", "dtype_view_as_strided"],
 )
-def test_an_input_starting_inside_its_storage_keeps_its_offset(program) -> None:
+def test_an_input_starting_inside_its_storage_keeps_its_offset(program, modes) -> None:
     def f(x):
         return program(x)[1] * 1, x * 1
 
     def make_args(n):
         return (torch.arange(n + 2, dtype=torch.int64)[1:-1],)
 
-    problems = eager_parity_problems(f, lambda: make_args(5), removes=("mutations",), tracing_modes=("real",))
+    # Under fake and symbolic traces too: there the written value starts at offset 0 while
+    # x answers eager's offset, and as_strided counts from the latter (seed 10578).
+    problems = eager_parity_problems(f, lambda: make_args(5), removes=("mutations",), tracing_modes=modes)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug: under a fake or symbolic trace, as_strided of a dtype view of a written input that "
+    "starts inside its storage is applied to the view's value (offset 0), one element off",
+)
+def test_as_strided_of_a_dtype_view_of_a_written_input_starting_inside_its_storage_under_tracing() -> None:
+    def f(x):
+        x.add_(1)
+        return x.view(torch.int32).as_strided((2,), (2,), 2 * x.storage_offset()) + 0
+
+    problems = eager_parity_problems(
+        f,
+        lambda: (torch.arange(7, dtype=torch.int64)[1:-1],),
+        removes=("mutations",),
+        tracing_modes=("fake",),
+    )
     assert not problems, "\n".join(problems)
 
 
