@@ -518,3 +518,22 @@ def _check_shrink_after_write(shrink, removes) -> None:
 )
 def test_writes_before_a_shrinking_resize_with_copy_views(shrink) -> None:
     _check_shrink_after_write(shrink, removes=("mutations_and_views",))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug (random pipelines seed 11181): with remove='mutations_and_views', an input resized "
+    "by an out= op takes the strides its kernel picked on compact *_copy operands, (8, 4, 1), not eager's "
+    "(1, 2, 4)",
+)
+def test_out_resizing_an_input_from_a_view_keeps_eagers_strides_with_views_copied() -> None:
+    def f(x, out):
+        t = (x + x).squeeze()[:, -2:]
+        torch.mul(t, 2, out=out)
+        return ()
+
+    def make_args():
+        x = torch.arange(16, dtype=torch.float64).view(4, 1, 2, 2).transpose(0, 3)
+        return x, torch.zeros(3, dtype=torch.float64)
+
+    _check(f, make_args, removes=("mutations_and_views",), tracing_modes=())
