@@ -520,8 +520,7 @@ def test_writes_before_a_shrinking_resize_with_copy_views(shrink) -> None:
     _check_shrink_after_write(shrink, removes=("mutations_and_views",))
 
 
-@pytest.mark.xfail(
-    strict=True,
+@pytest.mark.xfail(  # strict: pyproject sets xfail_strict
     reason="known bug (random pipelines seed 11181): with remove='mutations_and_views', an input resized "
     "by an out= op takes the strides its kernel picked on compact *_copy operands, (8, 4, 1), not eager's "
     "(1, 2, 4); a rehearsal on meta stand-ins does not help: torch's meta kernel resizes mul.out to "
