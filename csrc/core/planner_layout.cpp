@@ -122,6 +122,19 @@ bool Walk::layout_differs(NodeId moved, NodeId home) {
   return !own_geom(moved).same_layout(*to);
 }
 
+// Would anything tell that `moved`'s value was computed in `home`'s memory:
+// its views, results computed from it, or a read of its storage offset? One
+// check for every kind of write, an op's result or a `_foreach_*` element
+// (random pipelines seed 11928: an element's offset was not checked):
+//   fx = _foreach_add([z], [r])                  # z = zero(x1), x1 = t[:, 1:-1]
+//   s = slice_scatter(fx[0], v, 1, 0, 8)        # keeps fx[0]'s offset: 0, or x1's
+//   as_strided(s, [2], [1], 1)                   # in place: reads t, not s
+bool Walk::move_is_visible(NodeId moved, NodeId home) {
+  auto m = static_cast<size_t>(moved);
+  return layout_change_is_visible(moved, home) || (layout_reaches_[m] && layout_differs(moved, home)) ||
+         (offset_read_[m] && offset_moves(moved, home));
+}
+
 // Would anything notice that `moved`'s value now lives in `home`'s layout?
 // Walks the tensors that view or address its memory, working out where each
 // lands; visible as soon as one cannot land (a reshape the new layout cannot

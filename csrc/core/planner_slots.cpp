@@ -342,9 +342,7 @@ void Walk::decide_slots(NodeId i, bool all_or_none) {
       refuse_slot(*refused);
       continue;
     }
-    if (holder != kNoNode &&
-        (layout_change_is_visible(holder, target) ||
-         (layout_reaches_[static_cast<size_t>(holder)] && layout_differs(holder, target)))) {
+    if (holder != kNoNode && move_is_visible(holder, target)) {
       refuse_slot(refuse(Reason::kLayoutSensitiveUse));
       continue;
     }

@@ -129,10 +129,7 @@ Decision Walk::try_slot(NodeId i, size_t k) {
   if (auto refused = check_write(i, slot, i, node.pointwise)) return *refused;
   std::vector<NodeId> removable;
   if (auto refused = check_pending_scatters(i, self->storage, removable)) return *refused;
-  if (layout_change_is_visible(i, target) ||
-      (layout_reaches_[static_cast<size_t>(i)] && layout_differs(i, target)) ||
-      (offset_read_[static_cast<size_t>(i)] && offset_moves(i, target)))
-    return refuse(Reason::kLayoutSensitiveUse);
+  if (move_is_visible(i, target)) return refuse(Reason::kLayoutSensitiveUse);
   if (auto refused = inductor_refuses_write(i, slot, i, node.results.empty() ? -1 : node.results[0].storage))
     return *refused;
   Decision out;

@@ -79,6 +79,7 @@ class Walk {
   bool layout_change_is_visible(NodeId moved, NodeId home);
   bool covers_its_buffer(NodeId t);
   bool layout_differs(NodeId moved, NodeId home);
+  bool move_is_visible(NodeId moved, NodeId home);
   std::optional<Geometry> derive_geom(NodeId u, const Geometry& old_parent, const Geometry& new_parent);
   bool aliases_parent(NodeId u) const;
   std::optional<Geometry> effective_geom(NodeId n);

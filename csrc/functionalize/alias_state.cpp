@@ -137,8 +137,11 @@ const at::Tensor& AliasState::base(bool reapply_views) {
     if (direct < update.views.size()) {
       value = scatter_directly(along[direct], value, update.views, direct, update.fold);
     }
-    for (size_t k = folded; k-- > 0;)
-      value = update.views[k]->reverse(along[k], value, reapply_views, update.fold);
+    for (size_t k = folded; k-- > 0;) {
+      const ViewRecord& view = *update.views[k];
+      const at::Tensor into = view.scatters_by_index() ? whole_elements_base(along[k], base_) : along[k];
+      value = view.reverse(into, value, reapply_views, update.fold);
+    }
     base_ = std::move(value);
   }
   pending_.clear();

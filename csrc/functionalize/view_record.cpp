@@ -198,6 +198,20 @@ at::Tensor ViewRecord::scatter_by_geometry(const at::Tensor& base, const at::Ten
                               shadow.sym_storage_offset(), fold);
 }
 
+bool ViewRecord::scatters_by_index() const {
+  switch (op_->inverse) {
+    case Inverse::kSlice:
+    case Inverse::kSelect:
+    case Inverse::kDiagonal:
+    case Inverse::kSplit:
+    case Inverse::kSplitWithSizes:
+    case Inverse::kUnbind:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool ViewRecord::keeps_elements() const {
   switch (op_->inverse) {
     case Inverse::kDtype:
@@ -234,6 +248,23 @@ size_t direct_fold_level(const ViewChain& views) {
     return k;
   }
   return views.size();
+}
+
+// ATen's slice/select/diagonal_scatter copy their base's whole storage as
+// the base's dtype (clone_preserve_strides) and assert that it holds a whole
+// number of elements. A dtype view's storage need not (random pipelines seed
+// 11130): view_as_complex(t[:4].view(-1, 2)) of a (7, 7) float t views 196
+// bytes as complex64; torch.func.functionalize fails there. These scatters
+// address logical elements only, so a compact copy of such a base scatters
+// the same values. Under a symbolic trace the storage's size is a symbol the
+// trace cannot do arithmetic on: a view wider than its storage's elements
+// is copied whatever its size.
+at::Tensor whole_elements_base(const at::Tensor& base, const at::Tensor& storage_root) {
+  if (!base.has_storage() || base.itemsize() <= storage_root.itemsize()) return base;
+  const c10::SymInt nbytes = base.storage().sym_nbytes();
+  const auto itemsize = static_cast<int64_t>(base.itemsize());
+  const bool whole = nbytes.maybe_as_int() && *nbytes.maybe_as_int() % itemsize == 0;
+  return whole ? base : base.clone(at::MemoryFormat::Contiguous);
 }
 
 at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {

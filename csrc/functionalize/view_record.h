@@ -71,6 +71,8 @@ class ViewRecord {
                      CopiesFold fold = CopiesFold::kWrittenCopy) const;
 
   bool is_as_strided() const { return op_->inverse == Inverse::kAsStrided; }
+  // reverse() scatters into the base by logical index (slice_scatter and kin).
+  bool scatters_by_index() const;
   // A write through the view folds back by scattering the view's elements
   // into the base at their places (as_strided_scatter).
   bool folds_by_scatter() const {
@@ -137,5 +139,9 @@ size_t direct_fold_level(const ViewChain& views);
 // views) on a dataless meta tensor with `base`'s layout. No data is touched and
 // Python keys are excluded, so no proxy/fake mode records it.
 at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views);
+
+// `base` to scatter into by index: itself, or a compact copy where it views
+// its storage (`storage_root`'s) as wider elements than the storage holds.
+at::Tensor whole_elements_base(const at::Tensor& base, const at::Tensor& storage_root);
 
 }  // namespace fxinplace::functionalize

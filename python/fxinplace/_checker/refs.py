@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -164,3 +164,25 @@ def _run_target(target: Any, args: tuple, kwargs: dict) -> Any:
     ):
         return af.auto_functionalized_v2_dense(*args, **kwargs)
     return target(*args, **kwargs)
+
+
+class _Records(Protocol):
+    """What the rules (`rules._Translator`) record into: the recorder's side they
+    see. A protocol, so the rules need no import of the recorder that drives them."""
+
+    functional: _Records | None  # the functional graph's recorder; None for it
+    targets: dict[str, Any]
+    scalars: dict[str, dict[str, Any]]
+    afv2_queue: dict[Any, list[str]]
+
+    def add(
+        self, node: Any, counterpart: int, prepare: list, reads: list, effects: list, **facts: Any
+    ) -> None: ...
+
+    def finding(self, reason: Any, message: str, node: Any) -> None: ...
+
+    def slot(self, name: str, key: tuple, t: torch.Tensor, label: str) -> int: ...
+
+    def ref(self, t: torch.Tensor) -> tuple: ...
+
+    def prefix_ref(self, t: torch.Tensor, n: int) -> tuple: ...

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch.fx import Node
@@ -43,6 +43,7 @@ from fxinplace._checker.refs import (
     _list_element,
     _needed,
     _op_name,
+    _Records,
     _Ref,
     _same_kind,
     _scalar_view,
@@ -51,15 +52,12 @@ from fxinplace._checker.refs import (
 )
 from fxinplace._checker.rules_custom_ops import _CustomOpRules
 
-if TYPE_CHECKING:  # the recorder is handed in; imported for its type only
-    from fxinplace._checker.recorder import _Recorder
-
 
 @dataclasses.dataclass
 class _Translator(_CustomOpRules):
     """One node's run, as the recorder saw it (arguments before and after, result), into checker facts."""
 
-    rec: _Recorder
+    rec: _Records
     node: Node
     snap_args: Any
     snap_kwargs: Any

@@ -443,6 +443,18 @@ def _storage_offset_read_through_a_copy_of_a_computed_value(x):
     return torch.as_strided(e, (2,), (1,), 0) * 1
 
 
+def _storage_offset_read_of_a_foreach_element(x):
+    # Seed 11928's shape: with the write-back into x, neg and then the `_foreach_add`
+    # element may land in x's memory, at x's offset, 3; the scatter keeps the element's
+    # offset and the as_strided reads from its start: 0 as traced.
+    t = x.neg()
+    (y,) = torch._foreach_add([t], 1)
+    s = torch.select_scatter(y, y[1] * 10, 0, 0)
+    r = torch.as_strided(s, (2,), (1,), 0) * 1
+    x.copy_(s)
+    return r
+
+
 @pytest.mark.parametrize("tracing", ["real", "symbolic"])
 @pytest.mark.parametrize("policy", ["stock", "compile", "inductor"])
 @pytest.mark.parametrize(
@@ -451,6 +463,7 @@ def _storage_offset_read_through_a_copy_of_a_computed_value(x):
         _storage_offset_read_downstream,
         _storage_offset_read_through_a_copy,
         _storage_offset_read_through_a_copy_of_a_computed_value,
+        _storage_offset_read_of_a_foreach_element,
     ],
     ids=lambda f: f.__name__,
 )
@@ -458,16 +471,21 @@ def test_a_storage_offset_read_through_a_scatter_is_kept(fn, policy: str, tracin
     """Random pipelines seeds 899 and 2193: a real trace records every result at storage
     offset 0, which the functional copy and the *_scatter ops do not keep; and moving a
     result to another offset was checked only where views or as_strided read it directly.
-    A symbolic trace's values of those ops were read at offset 0 too (seed 2193)."""
+    A symbolic trace's values of those ops were read at offset 0 too (seed 2193). Seed
+    11928: a `_foreach_*` element's offset was not checked at all."""
 
     def args():
         return (torch.arange(16)[3:-1],)
 
-    want = fn(*args())
+    want_args = args()
+    want = fn(*want_args)
     gm = make_fx(fn, tracing_mode=tracing)(*args())
-    assert torch.equal(gm(*args()), want)
+    traced_args = args()
+    assert torch.equal(gm(*traced_args), want) and torch.equal(traced_args[0], want_args[0])
     fxinplace.reinplace(gm, *args(), check=True, policy=policy)
-    assert torch.equal(gm(*args()), want), gm.code
+    got_args = args()
+    assert torch.equal(gm(*got_args), want), gm.code
+    assert torch.equal(got_args[0], want_args[0]), gm.code
 
 
 @pytest.mark.parametrize("shape", [(), (3,)], ids=["0-d", "1-d"])
