@@ -25,6 +25,9 @@ struct Write {
   // How a write through expand() combines the copies of an element (set by
   // conform_writes for a target whose elements share memory).
   CopiesFold fold = CopiesFold::kWrittenCopy;
+  // The value as eager lays it out, where its own layout is not eager's (a
+  // dataless meta tensor; undefined where the value's layout is eager's).
+  at::Tensor eager_layout;
 };
 
 // The write changes no element (its target has none, and is not resized).

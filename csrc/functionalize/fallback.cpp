@@ -144,17 +144,18 @@ void commit_one(const c10::OperatorHandle& op, const Write& w, bool reapply) {
   if (writes_nothing(w)) return;  // x[:0].add_(1): nothing changes, nothing to write back
   FunctionalTensorImpl* impl = functional_impl(w.target);
   if (w.value.sym_sizes() != w.target.sym_sizes()) {
+    // The strides the kernel computed in, as eager's operands are laid out.
+    const at::Tensor& computed = w.eager_layout.defined() ? w.eager_layout : w.value;
     if (impl->views().empty()) {
-      // A base takes the result (with the strides the kernel picked) as its new value.
-      impl->replace_base(w.value);
+      // A base takes the result as its new value, with those strides.
+      impl->replace_base(w.value, computed.sym_strides());
       return;
     }
     // An out= argument that is a view: eager resizes it (resize_output), then
-    // writes the result into it.
-    // ... with the strides the kernel computed in, where they are a dense layout.
+    // writes the result into it, with those strides where they are a dense layout.
     std::optional<c10::SymIntArrayRef> strides;
-    if (TORCH_GUARD_OR_FALSE(w.value.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()))
-      strides = w.value.sym_strides();
+    if (TORCH_GUARD_OR_FALSE(computed.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()))
+      strides = computed.sym_strides();
     resize_functional(op, w.target, w.value.sym_sizes(), std::nullopt, reapply, strides);
   }
   impl->commit(w.value, op.operator_name(), w.fold);
@@ -226,12 +227,33 @@ void clone_values_splitting_their_storage(torch::jit::Stack& functional_stack) {
   }
 }
 
+// With remove="mutations_and_views" an operand that is a view has a compact
+// copy as its value, so a functional result is laid out as the kernel lays
+// out compact operands; eager resizes an out= argument to the layout it
+// computes in from eager's operands (random pipelines seed 11181: mul of a
+// transposed view resizes `out` to strides (1, 2, 4), (8, 4, 1) from the
+// copy). The functional op rehearsed on stand-ins laid out as eager's operands
+// gives that layout (the out= op itself does not: its meta kernel resizes
+// contiguously). Empty where the values are laid out as in eager.
+std::vector<at::Tensor> rehearse_out_layouts(const c10::OperatorHandle& op, const OpClass& c,
+                                             const std::vector<c10::IValue>& originals, bool reapply) {
+  const auto& arguments = op.schema().arguments();
+  const bool has_out =
+      std::any_of(arguments.begin(), arguments.end(), [](const c10::Argument& a) { return a.is_out(); });
+  if (reapply || !has_out || !c.functional) return {};
+  std::vector<c10::IValue> functional_args;
+  for (size_t p : c.functional_args) functional_args.push_back(originals[p]);
+  if (values_laid_out_as_in_eager(functional_args)) return {};
+  return rehearse_results_on_meta(*c.functional, functional_args);
+}
+
 // x.add_(y) -> x's alias group records `add(x, y)` as x's new value.
 void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::Stack* stack, bool reapply) {
   const size_t num_args = op.schema().arguments().size();
   std::vector<c10::IValue> originals(stack->end() - num_args, stack->end());
   check_leaf_written(op, c, originals);
   check_written_before_running(op, originals, c.written);
+  const std::vector<at::Tensor> eager_results = rehearse_out_layouts(op, c, originals, reapply);
   torch::jit::Stack functional_stack;
   functional_stack.reserve(c.functional_args.size());
   if (c.functional_is_composite) {
@@ -277,7 +299,12 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
     if (c.return_alias[r] >= 0)
       add_writes(op, c.return_alias[r], originals[c.return_alias[r]], functional_stack[r], writes);
   conform_writes(op, originals, writes);
-  for (const Write& w : writes) commit_one(op, w, reapply);
+  for (Write& w : writes) {
+    for (size_t k = 0; k < eager_results.size() && k < functional_stack.size(); ++k)
+      if (functional_stack[k].isTensor() && functional_stack[k].toTensor().is_same(w.value))
+        w.eager_layout = eager_results[k];
+    commit_one(op, w, reapply);
+  }
 
   for (size_t r = 0; r < num_returns; ++r) {
     const int alias = c.return_alias[r];
@@ -362,7 +389,11 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
       return;
     }
     // The chain form, on the parent's value: still within its memory (seed 954:
-    // an int32 view of x[1:] read past x's last element).
+    // an int32 view of x[1:] read past x's last element). Its offset too counts
+    // from where the parent answers that it starts: an int32 view of a written
+    // x = t[1:-1] answers eager's 2 under a fake or symbolic trace, where its
+    // value starts at 0.
+    first = std::make_shared<const ViewRecord>(op, recorded, 0, parent->metadata().sym_storage_offset());
     check_within_storage(*first, parent->value());
   }
   // Under make_fx the view op is recorded before it runs: one that raises

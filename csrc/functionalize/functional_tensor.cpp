@@ -45,7 +45,8 @@ void FunctionalTensorImpl::set_value(at::Tensor value) { value_ = std::move(valu
 void FunctionalTensorImpl::sync(bool reapply_views) {
   rebase_if_needed();
   if (generation_ == alias_->generation()) return;
-  at::Tensor current = alias_->base(reapply_views);
+  const at::Tensor& base = alias_->base(reapply_views);
+  at::Tensor current = base;
   for (const auto& record : views_) {
     // An as_strided view reading its input's storage past the input's
     // elements (x.as_strided((7,), (1,)) of x = t[:6]) was taken on the
@@ -73,7 +74,7 @@ void FunctionalTensorImpl::sync(bool reapply_views) {
     if (views_.empty() && !same_geometry(eager, value_)) layout_ = eager;
     return;
   }
-  if (layout_.defined() || same_geometry(eager, alias_->base(reapply_views))) return;
+  if (layout_.defined() || same_geometry(eager, base)) return;
   layout_ = views_.empty() ? eager : measure_on_meta(eager, views_);
 }
 
@@ -119,12 +120,14 @@ void FunctionalTensorImpl::follow_move() {
   }
 }
 
-void FunctionalTensorImpl::replace_base(const at::Tensor& new_value) {
+void FunctionalTensorImpl::replace_base(const at::Tensor& new_value,
+                                        std::optional<c10::SymIntArrayRef> eager_strides) {
   // Eager resizes in place: the storage and its offset stay; sizes and
-  // strides are the new value's.
+  // strides are the new value's (or those eager computes in).
   at::Tensor old_layout = meta_like(metadata());
-  at::Tensor new_layout = meta_strided(new_value.scalar_type(), new_value.sym_sizes(),
-                                       new_value.sym_strides(), old_layout.sym_storage_offset());
+  at::Tensor new_layout =
+      meta_strided(new_value.scalar_type(), new_value.sym_sizes(),
+                   eager_strides ? *eager_strides : new_value.sym_strides(), old_layout.sym_storage_offset());
   alias_->replace_base(new_value, std::move(old_layout), new_layout);
   layout_ = same_geometry(new_layout, new_value) ? at::Tensor() : std::move(new_layout);
   set_value(new_value);

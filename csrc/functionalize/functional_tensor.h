@@ -56,7 +56,10 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   void share_storage(const c10::Storage& storage) { storage_ = storage; }
   bool storage_changed() const { return storage_changed_; }
   // Gives a base alias a value of a new shape (resize_, out= resizing).
-  void replace_base(const at::Tensor& new_value);
+  // `eager_strides`: the strides eager gives it, where the value's are not
+  // (a value computed from compact copies of views).
+  void replace_base(const at::Tensor& new_value,
+                    std::optional<c10::SymIntArrayRef> eager_strides = std::nullopt);
   // An alias made before its base was resized keeps its eager place in the
   // storage: its views become one as_strided of the new base. Called before
   // the view chain is used.

@@ -119,7 +119,12 @@ void bind_functionalize(py::module_& m) {
         c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
         impl->rebase_if_needed();
         const bool resized = impl->alias()->base_version() > 0;
-        if (impl->views().empty() && !resized) return std::nullopt;
+        // An input of a joined set with no views is the set's flat base itself
+        // (x2 = x0.t() of a 0-dim x0, then x2.unsqueeze_(0): random pipelines
+        // seed 100051): its geometry is the base's, not the input's own.
+        const auto& set = impl->alias()->input_set();
+        const bool joined = set && set->joined();
+        if (impl->views().empty() && !resized && !joined) return std::nullopt;
         at::Tensor where =
             fz::measure_on_meta(resized ? impl->alias()->eager_base_layout() : original, impl->views());
         return py::make_tuple(where.sym_sizes().vec(), where.sym_strides().vec(), where.sym_storage_offset());

@@ -89,19 +89,47 @@ def _is_view_op(target: torch._ops.OpOverload) -> bool:
 def _runs_opaquely(node: Node) -> bool:
     """Inductor runs `node` as a library kernel because of its tensors' types (complex,
     sparse, ...): Inductor's own test, `lowering.unsupported_input_tensor` /
-    `unsupported_output_tensor`, on the node's operands and results (real or fake values)."""
-    from torch._inductor.lowering import unsupported_input_tensor, unsupported_output_tensor
+    `unsupported_output_tensor`, on the node's operands and results (real or fake values).
 
-    def tensors(value: Any) -> list[torch.Tensor]:
-        return [t for t in pytree.tree_leaves(value) if isinstance(t, torch.Tensor)]
+    Those tests read the node's target and each tensor's dtype, device and layout (and
+    `config.disable_cpp_codegen`), never its sizes: the answer is kept per such key, as
+    asking Inductor for every view of every graph was a third of the pass on small graphs."""
+
+    outputs = _tensors(node.meta.get("val"))
+    operands = [t for a in node.all_input_nodes for t in _tensors(a.meta.get("val"))]
+    from torch._inductor import config
+
+    key = (
+        node.target,
+        config.disable_cpp_codegen,
+        tuple((t.dtype, t.device, t.layout) for t in outputs),
+        tuple((t.dtype, t.device, t.layout) for t in operands),
+    )
+    known = _OPAQUE_BY_TYPES.get(key)
+    if known is None:
+        known = _OPAQUE_BY_TYPES[key] = _ask_inductor_if_opaque(node, outputs, operands)
+    return known
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):  # most nodes: skip the tree walk
+        return [value]
+    return [t for t in pytree.tree_leaves(value) if isinstance(t, torch.Tensor)]
+
+
+# Inductor's answer per (target, cpp codegen off, output and operand types); bounded by
+# the ops and tensor types a process compiles.
+_OPAQUE_BY_TYPES: dict[tuple, bool] = {}
+
+
+def _ask_inductor_if_opaque(node: Node, outputs: list[torch.Tensor], operands: list[torch.Tensor]) -> bool:
+    from torch._inductor.lowering import unsupported_input_tensor, unsupported_output_tensor
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Inductor's "no code generation for complex operators"
-        outputs = tensors(node.meta.get("val"))
         if any(unsupported_output_tensor(t, node) for t in outputs):
             return True
-        operands = [a.meta.get("val") for a in node.all_input_nodes]
-        return any(unsupported_input_tensor(t, node) for t in tensors(operands))
+        return any(unsupported_input_tensor(t, node) for t in operands)
 
 
 NO_INDUCTOR_CANDIDATES = (

@@ -36,9 +36,12 @@ from fxinplace.testing.harness.broken_passes import (
 from fxinplace.testing.harness.pipelines import INTERNAL, PIPELINES, WRONG, ProgramReport, check_program
 from fxinplace.testing.random.known_failures import known_issue
 from fxinplace.testing.random.minimize import minimize
-from fxinplace.testing.random.programs import generate
+from fxinplace.testing.random.programs import RESHAPING_FROM_SEED, generate
 
 COUNT = int(os.environ.get("FXINPLACE_PIPELINES_COUNT", "200"))
+# Programs that also reshape tensors in place (t_, squeeze_, as_strided_, ... of views and
+# inputs): the generator's series from RESHAPING_FROM_SEED on.
+RESHAPING = range(RESHAPING_FROM_SEED, RESHAPING_FROM_SEED + COUNT // 5)
 
 # Reports of the seeds run by test_random_program, for the coverage checks after them.
 _REPORTS: dict[int, ProgramReport] = {}
@@ -77,11 +80,13 @@ ONCE_FAILING = (
     10573,
     10578,
     11130,
+    11181,
     11928,
+    100051,
 )
 
 
-@pytest.mark.parametrize("seed", [*range(COUNT), *ONCE_FAILING])
+@pytest.mark.parametrize("seed", [*range(COUNT), *ONCE_FAILING, *RESHAPING])
 def test_random_program(seed: int) -> None:
     report = _report(seed)
     failures = [
@@ -185,6 +190,20 @@ _REQUIRED_FEATURES = (
 
 def test_generator_covers_what_it_promises() -> None:
     assert_features_covered(generate, 400, _REQUIRED_FEATURES)
+
+
+def test_the_reshaping_series_covers_every_in_place_view_op() -> None:
+    kinds = ("t_", "transpose_", "swapdims_", "squeeze_", "unsqueeze_", "as_strided_")
+    required = (*(f"inplace view:{k}" for k in kinds), "inplace view of an input")
+    assert_features_covered(lambda k: generate(RESHAPING_FROM_SEED + k), 200, required)
+
+
+def test_the_reshaping_series_leaves_earlier_seeds_alone() -> None:
+    """Seeds below RESHAPING_FROM_SEED name the programs earlier runs and notes name: none
+    of them reshapes a tensor in place."""
+    earlier = [s for s in ONCE_FAILING if s < RESHAPING_FROM_SEED]
+    for seed in (*range(0, 400, 7), *earlier, RESHAPING_FROM_SEED - 1):
+        assert not any(f.startswith("inplace view") for f in generate(seed).features), seed
 
 
 def test_generator_is_deterministic_across_processes() -> None:

@@ -19,7 +19,7 @@ from fxinplace.testing.random import ops as ops
 from fxinplace.testing.random.env import DualEnv
 from fxinplace.testing.random.inputs import DTYPES, dtype_family, dtype_name, random_inputs
 from fxinplace.testing.random.tensor_facts import storage_id
-from fxinplace.testing.random.views import view_step
+from fxinplace.testing.random.views import inplace_view_step, view_step
 
 __all__ = ["MAX_NUMEL", "SIZES", "BuilderBase", "Target", "Var", "Write", "broadcasts_to", "grows"]
 
@@ -194,6 +194,15 @@ class BuilderBase:
         self._note_chain(base, kinds)
         name = self._new_name()
         return self._define(name, f"{name} = {expr}", base, len(kinds))
+
+    def _stmt_inplace_view(self) -> bool:
+        name = self._pick(self.order)
+        ts = self.env.tensors(name)
+        kind, line = inplace_view_step(self.rng, name, ts, may_add_dim=ts[0].dim() < MAX_DIM)
+        self.pending.add(f"inplace view:{kind}")
+        if name in self.inputs.names:
+            self.pending.add("inplace view of an input")
+        return self._commit(line)
 
     def _compute_expr(self) -> str | None:
         rng = self.rng

@@ -18,6 +18,8 @@ these the ones the stock implementations get right, for comparing with their exa
 * **Inputs**: 0-dim, zero-size and size-1 dims; transposed, sliced, channels_last and
   expanded layouts; inputs aliasing each other (the same tensor twice, a slice, a dtype
   view, a transpose, a diagonal).
+* **In-place views** (seeds from ``RESHAPING_FROM_SEED`` on): ``t_``, ``transpose_``,
+  ``swapdims_``, ``squeeze_``, ``unsqueeze_``, ``as_strided_`` of views and of inputs.
 * **Views**: chains of up to 5 view ops (select, slice, transpose, permute, diagonal,
   view, reshape, squeeze/unsqueeze, as_strided, expand, unfold, conj, ``_neg_view``,
   ``view(dtype)``, real/imag, split/unbind/chunk), written through and read.
@@ -140,6 +142,15 @@ class RandomProgram:
         return replace(self, make_args_source="\n".join(keep) + "\n", inputs=inputs)
 
 
+# Statement kinds and their weights. From seed RESHAPING_FROM_SEED on, programs also
+# change tensors' sizes and strides in place (`t_`, `squeeze_`, `as_strided_`, ... of views
+# and of inputs); below it they are drawn as before, so a seed keeps naming the program
+# that earlier runs, notes and regression lists name.
+STATEMENT_KINDS = (("view", "compute", "write", "out", "motif", "compile"), (2.5, 3, 4.5, 0.6, 0.7, 2.5))
+RESHAPING_KINDS = ((*STATEMENT_KINDS[0], "inplace_view"), (*STATEMENT_KINDS[1], 0.8))
+RESHAPING_FROM_SEED = 100_000
+
+
 class _Builder(CompileStatements, WriteStatements, RejectedLines, BuilderBase):
     reject_lines = True
 
@@ -204,10 +215,10 @@ class _Builder(CompileStatements, WriteStatements, RejectedLines, BuilderBase):
             ):
                 break
             for _attempt in range(20):
-                kind = rng.choices(
-                    ("view", "compute", "write", "out", "motif", "compile"), (2.5, 3, 4.5, 0.6, 0.7, 2.5)
-                )[0]
+                kinds, weights = STATEMENT_KINDS if self.seed < RESHAPING_FROM_SEED else RESHAPING_KINDS
+                kind = rng.choices(kinds, weights)[0]
                 ok = {
+                    "inplace_view": self._stmt_inplace_view,
                     "view": self._stmt_view,
                     "compute": self._stmt_compute,
                     "write": self._stmt_write,

@@ -19,7 +19,7 @@ import torch
 
 from fxinplace.testing.random.inputs import DTYPE_VIEWS, dtype_name
 
-__all__ = ["VIEW_KINDS", "view_step"]
+__all__ = ["VIEW_KINDS", "inplace_view_step", "view_step"]
 
 VIEW_KINDS: tuple[tuple[str, float], ...] = (
     ("select", 3.0),
@@ -193,3 +193,33 @@ def view_step(rng: random.Random, expr: str, ts: Sequence[torch.Tensor]) -> tupl
     if kind == "alias":
         return kind, rng.choice((f"{expr}[...]", f"{expr}.view_as({expr})", f"{expr}.detach()"))
     raise AssertionError(kind)
+
+
+def inplace_view_step(
+    rng: random.Random, expr: str, ts: Sequence[torch.Tensor], *, may_add_dim: bool = True
+) -> tuple[str, str]:
+    """``(kind, source)`` of a random in-place view op on ``expr`` (a statement): ``t_``,
+    ``transpose_``, ``swapdims_``, ``squeeze_``, ``unsqueeze_``, ``as_strided_``. They change
+    the tensor's own sizes and strides (an input's too, as the caller sees it), which a
+    functionalization must replay, and write back to inputs."""
+    t = ts[0]
+    nd = t.dim()
+    forms: list[tuple[str, str]] = []
+    if nd == 2:
+        forms.append(("t_", f"{expr}.t_()"))
+    if nd >= 2:
+        i, j = rng.sample(range(-nd, nd), 2)
+        if i % nd != j % nd:
+            op = rng.choice(("transpose_", "swapdims_"))
+            forms.append((op, f"{expr}.{op}({i}, {j})"))
+    ones = [d for d in range(nd) if all(x.shape[d] == 1 for x in ts)]
+    if ones:
+        forms.append(("squeeze_", f"{expr}.squeeze_({rng.choice(ones)})"))
+    elif nd:
+        forms.append(("squeeze_", f"{expr}.squeeze_()"))
+    if may_add_dim:
+        forms.append(("unsqueeze_", f"{expr}.unsqueeze_({rng.randrange(-nd - 1, nd + 1)})"))
+    shapes = (("(2, 2)", "(1, 2)"), ("(3,)", "(2,)"), ("(2, 3)", "(3, 1)"), ("(2,)", "(1,)"))
+    size, stride = rng.choice(shapes)
+    forms.append(("as_strided_", f"{expr}.as_strided_({size}, {stride}, {expr}.storage_offset())"))
+    return rng.choice(forms)
