@@ -148,10 +148,10 @@ void commit_one(const c10::OperatorHandle& op, const Write& w, bool reapply) {
     const at::Tensor& computed = w.eager_layout.defined() ? w.eager_layout : w.value;
     if (impl->views().empty()) {
       // A base takes the result as its new value, with those strides. With
-      // views copied the value is laid out so too: views of it are replayed
-      // on the value (random pipelines seed 100737: after torch.neg(x1.t(),
-      // out=x2), x2[..., 1:].unfold(0, 2, 2).view(-1, 1) views eager's layout
-      // and cannot view a contiguous one).
+      // views copied the value is laid out so too, as views of it are
+      // replayed on the value: after torch.mul(t, 2, out=out) of a transposed
+      // t, out.view(-1) raises in eager and must here, which a contiguous
+      // value would let through.
       const at::Tensor value =
           w.eager_layout.defined() ? with_dense_layout_of(w.value, w.eager_layout, reapply) : w.value;
       impl->replace_base(value, computed.sym_strides());
