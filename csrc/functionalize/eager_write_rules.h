@@ -27,7 +27,7 @@ struct Write {
   CopiesFold fold = CopiesFold::kWrittenCopy;
   // The value as eager lays it out, where its own layout is not eager's (a
   // dataless meta tensor; undefined where the value's layout is eager's).
-  at::Tensor eager_layout;
+  at::Tensor eager_layout{};
 };
 
 // The write changes no element (its target has none, and is not resized).
