@@ -243,10 +243,11 @@ void clone_values_splitting_their_storage(torch::jit::Stack& functional_stack) {
 // contiguously). Empty where the values are laid out as in eager.
 std::vector<at::Tensor> rehearse_out_layouts(const c10::OperatorHandle& op, const OpClass& c,
                                              const std::vector<c10::IValue>& originals, bool reapply) {
+  // (Every mutating op passes here: the schema is read only with views copied.)
+  if (reapply || !c.functional) return {};
   const auto& arguments = op.schema().arguments();
-  const bool has_out =
-      std::any_of(arguments.begin(), arguments.end(), [](const c10::Argument& a) { return a.is_out(); });
-  if (reapply || !has_out || !c.functional) return {};
+  if (std::none_of(arguments.begin(), arguments.end(), [](const c10::Argument& a) { return a.is_out(); }))
+    return {};
   std::vector<c10::IValue> functional_args;
   for (size_t p : c.functional_args) functional_args.push_back(originals[p]);
   if (values_laid_out_as_in_eager(functional_args)) return {};
