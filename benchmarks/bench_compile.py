@@ -8,9 +8,11 @@ For each program of ``fxinplace.testing.harness.compile_programs`` and each back
 on fresh, equal state: two warm-up steps (compiling both input sizes), then one measured
 step: the peak of bytes live during the step, the bytes allocated and the number of
 allocations (``fxinplace.testing.harness.memory``: the profiler's allocation records), and the
-step time (median of --repeat steps). For fxinplace, the time of the pass itself against
-AOTAutograd's own time (its tracing and partitioning, the pass excluded). Every compiled
-step is checked against eager (values of outputs, gradients, buffers, optimizer state).
+step time (median of --repeat steps). ``fxinplace+plan`` is the backend with
+``memory_plan=True`` (dead buffers reused through out= kernels). For fxinplace, the time of
+the pass itself against AOTAutograd's own time (its tracing and partitioning, the pass
+excluded). Every compiled step is checked against eager (values of outputs, gradients,
+buffers, optimizer state).
 
 Bars (issue 9): on the cache update, fxinplace's bytes allocated <= 10% of the cache;
 bytes allocated <= 0.7x aot_eager on every training step; peak <= aot_eager's on every
@@ -99,7 +101,11 @@ def run_backend(p: CompileProgram, backend: str, repeat: int) -> dict[str, Any]:
 
         random = inductor_config.patch(fallback_random=True)
     with clock.installed(), random:
-        compiled_by = aot_nop() if backend == "aot_nop" else backend
+        compiled_by: Any = backend
+        if backend == "aot_nop":
+            compiled_by = aot_nop()
+        elif backend == "fxinplace+plan":
+            compiled_by = fx_compile.make_backend(memory_plan=True)
         fn = s.target if backend == "eager" else torch.compile(s.target, backend=compiled_by)
         t = time.perf_counter()
         got = [s.step(fn) for _ in range(2)]
@@ -137,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help=f"do not write {OUT.name}")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
-    backends = ["eager", "aot_eager", "aot_nop", "fxinplace"] + (["inductor"] if args.inductor else [])
+    backends = ["eager", "aot_eager", "aot_nop", "fxinplace", "fxinplace+plan"]
+    backends += ["inductor"] if args.inductor else []
     programs = [p for p in PROGRAMS if not args.programs or p.name in args.programs]
     rows, bars = [], []
     for p in programs:
@@ -154,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                     str(st.allocations),
                     f"{r['step_s'] * 1e3:.2f}",
                     _ratio(st.allocated_bytes, aot["stats"].allocated_bytes) if b != "aot_eager" else "1.00x",
-                    f"{r['pass_s']:.3f} / {r['aot_s']:.2f}" if b == "fxinplace" else "",
+                    f"{r['pass_s']:.3f} / {r['aot_s']:.2f}" if b.startswith("fxinplace") else "",
                     "yes" if r["correct"] else "NO",
                 ]
             )

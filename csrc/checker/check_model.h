@@ -72,6 +72,11 @@ enum class WriteRule : uint8_t {
   // element each operand belongs to), and no element's operands touching
   // another element's self: the kernel may process elements in any order.
   kForeachInplace,
+  // An op's out= form writing a buffer that is none of its operands (a dead
+  // buffer a memory plan reuses): reads[self_operand], the last read, is that
+  // buffer, its values not read; the reads before it are the functional op's.
+  // ATen's out= rule applies: it may not overlap itself or any operand.
+  kOut,
 };
 
 // How Inductor runs a node (read only under CheckProblem::inductor; see
@@ -127,6 +132,10 @@ struct InputStorage {
   int64_t nbytes = 0;
   int64_t itemsize = 1;   // of the first tensor on it: messages count its elements
   bool constant = false;  // a get_attr tensor: never written
+  // A donated buffer (AOTAutograd's backward input no one else holds): the
+  // rewritten graph may write it once the functional graph is done reading it
+  // (a memory plan reusing it); its final contents are not compared.
+  bool donated = false;
 };
 
 struct CheckProblem {

@@ -198,6 +198,7 @@ class Checker {
       rewritten_.memory().check_in_bounds(node.reads[k].ref, "operand " + operand_text(node.reads[k]));
     if (twin) compare_reads(node, *twin);
     if (node.write_rule == WriteRule::kInplace) check_inplace_aliasing(node);
+    if (node.write_rule == WriteRule::kOut) check_out_aliasing(node);
     if (node.write_rule == WriteRule::kForeachInplace) check_foreach_aliasing(node);
     if (node.write_rule == WriteRule::kCustomOp) check_custom_op_aliasing(node, *twin);
     if (node.is_output) check_output_aliasing(node, *twin);
@@ -232,6 +233,9 @@ class Checker {
       const int64_t first = e.kind == EffectKind::kGrow ? 0 : first_address(e.dst);
       throw Found{-1, CheckReason::kConstantWritten, "writes module constant " + in.name + where(first)};
     }
+    // A donated buffer may be written (grown, never: that is a write-back's);
+    // a write before its last read shows there as a wrong value.
+    if (in.donated && e.kind != EffectKind::kGrow) return;
     const bool may = node.write_rule == WriteRule::kWriteBack || node.write_rule == WriteRule::kCustomOp ||
                      problem_.inputs_written_back_may_be_written;
     if (e.kind == EffectKind::kGrow) {
@@ -272,11 +276,13 @@ class Checker {
   // in either order (`b.add_(a)` for the functional `add(a, b)`): the value is
   // the same either way.
   void compare_reads(const CheckNode& node, const CheckNode& twin) {
-    if (node.reads.size() != twin.reads.size())
+    // kOut: the out= buffer comes last, beyond the functional op's operands.
+    const size_t extra = node.write_rule == WriteRule::kOut ? 1 : 0;
+    if (node.reads.size() != twin.reads.size() + extra)
       throw Found{-1, CheckReason::kOperandCount,
                   "has " + std::to_string(node.reads.size()) + " tensor operands; functional node " +
                       twin.name + " has " + std::to_string(twin.reads.size())};
-    std::vector<size_t> order(node.reads.size());
+    std::vector<size_t> order(twin.reads.size());
     for (size_t k = 0; k < order.size(); ++k) order[k] = k;
     try {
       compare_in_order(node, twin, order);
@@ -293,7 +299,7 @@ class Checker {
 
   // node.reads[k] against twin.reads[order[k]], for every k.
   void compare_in_order(const CheckNode& node, const CheckNode& twin, const std::vector<size_t>& order) {
-    for (size_t k = 0; k < node.reads.size(); ++k) {
+    for (size_t k = 0; k < order.size(); ++k) {
       const Operand& mine = node.reads[k];
       const Operand& theirs = twin.reads[order[k]];
       const int32_t operand = static_cast<int32_t>(k);
@@ -367,6 +373,29 @@ class Checker {
                   "writes " + operand_text(self) + " in place while reading operand " + operand_text(other) +
                       ", whose element " + index_text(other.ref.sizes, element) + " is in self's memory" +
                       (node.pointwise ? " without being exactly self" : " (the op is not pointwise)")};
+    }
+  }
+
+  // Rule 4 for an out= form writing a buffer that is none of its operands:
+  // ATen's out= rule, the buffer overlaps neither itself nor any operand.
+  void check_out_aliasing(const CheckNode& node) {
+    if (node.self_operand < 0 || static_cast<size_t>(node.self_operand) + 1 != node.reads.size())
+      throw CannotCheck("an out= node without its out operand last");
+    const Operand& out = node.reads[node.self_operand];
+    const TagMemory& memory = rewritten_.memory();
+    std::unordered_set<int64_t> seen;
+    for (int64_t c : cells_of(memory, out.ref))
+      if (!seen.insert(c).second)
+        throw Found{node.self_operand, CheckReason::kSelfOverlap,
+                    "writes out= " + operand_text(out) + ", two of whose elements share memory"};
+    for (size_t k = 0; k + 1 < node.reads.size(); ++k) {
+      const Operand& other = node.reads[k];
+      if (other.ref.storage != out.ref.storage) continue;
+      const std::vector<int64_t> cells = cells_of(memory, other.ref);
+      if (std::any_of(cells.begin(), cells.end(), [&](int64_t c) { return seen.count(c) > 0; }))
+        throw Found{static_cast<int32_t>(k), CheckReason::kOperandOverlapsSelf,
+                    "writes out= " + operand_text(out) + " while reading operand " + operand_text(other) +
+                        ", which shares its memory"};
     }
   }
 
@@ -530,6 +559,7 @@ class Checker {
       const int32_t r = storage_of(problem_.rewritten, input);
       if (f < 0 || r < 0) continue;  // a graph that never sees it leaves it as it was
       const InputStorage& in = problem_.inputs[input];
+      if (in.donated) continue;  // no one reads it after the graph
       const TagMemory& fm = functional_.memory();
       const TagMemory& rm = rewritten_.memory();
       if (fm.nbytes(f) != rm.nbytes(r))

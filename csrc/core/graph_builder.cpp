@@ -94,6 +94,23 @@ void GraphBuilder::compiler_facts(NodeId id, bool realized, bool extern_kernel, 
   n.compiler_opaque = n.compiler_opaque || opaque;
 }
 
+void GraphBuilder::memory_facts(NodeId id, int32_t device, Int result_bytes, bool out_kernel) {
+  at(id);  // bounds
+  if (g_.at(id).results.size() != 1)
+    throw std::invalid_argument("memory facts of a node without one tensor result");
+  if (result_bytes < 0) throw std::invalid_argument("negative result bytes");
+  Node& n = g_.at(id);
+  n.device = device;
+  n.result_bytes = result_bytes;
+  n.out_kernel = out_kernel;
+}
+
+void GraphBuilder::donated_input(NodeId id) {
+  if (at(id).kind != NodeKind::kInput)
+    throw std::invalid_argument("a donated buffer that is not a graph input");
+  g_.at(id).donated = true;
+}
+
 NodeId GraphBuilder::getitem(std::string name, NodeId source, int32_t index, const Results& results) {
   Node n = leaf(NodeKind::kGetItem, std::move(name), results);
   n.item_of = source;

@@ -102,6 +102,12 @@ class GraphBuilder {
   // only). Facts accumulate: a node may be described more than once.
   void compiler_facts(NodeId id, bool realized, bool extern_kernel, bool inplace_form,
                       bool lacks_inplace_lowering, bool opaque);
+  // Memory facts of a node with one tensor result (read under
+  // PlanOptions::plan_memory only): its device code, its result's bytes, and
+  // whether the op has an out= kernel of its own on that device.
+  void memory_facts(NodeId id, int32_t device, Int result_bytes, bool out_kernel);
+  // Input `id` is a donated buffer: its memory may be reused once it is dead.
+  void donated_input(NodeId id);
 
   Plan plan(const PlanOptions& options = {}) const { return plan_reinplace(g_, options); }
   // The graph as text with the plan's decisions as `expect` lines (graph_text.h).

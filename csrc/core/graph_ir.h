@@ -152,6 +152,17 @@ struct Node {
   // empty when unknown (every operand then counts for every element).
   std::vector<int32_t> operand_elements;
   std::vector<TensorValue> results;  // tensor leaves of the node's value
+  // Memory facts of a node with one tensor result (read by the memory walk
+  // only, memory_plan.h): a code per device (equal codes, one device), the
+  // result's size in bytes (a hint for symbolic sizes: it feeds the peak
+  // model only), and whether the op has an out= kernel of its own for that
+  // device (not a generated one that computes and copies).
+  int32_t device = -1;
+  Int result_bytes = 0;
+  bool out_kernel = false;
+  // kInput: a donated buffer (AOTAutograd's backward input that no forward
+  // input, user output or other input shares): it may be reused once dead.
+  bool donated = false;
 };
 
 class Graph {

@@ -27,6 +27,8 @@ class Walk {
   const std::vector<Decision>& decisions() const { return decisions_; }
   // Removed scatters that the verifier cannot prove to be no-ops.
   std::vector<NodeId> unsound_removals();
+  // The alias model after the walk's decisions (for the memory walk).
+  AliasClasses& classes() { return classes_; }
 
  private:
   // ---- planner_walk.cpp

@@ -21,6 +21,8 @@ Plan plan_reinplace(const Graph& graph, const PlanOptions& options) {
     std::vector<NodeId> bad = walk.unsound_removals();
     if (bad.empty()) {
       plan.decisions = walk.decisions();
+      if (options.plan_memory && !options.inductor)
+        plan.memory = plan_memory(graph, walk.classes(), plan.decisions);
       return plan;
     }
     for (NodeId j : bad) kept[static_cast<size_t>(j)] = true;

@@ -11,6 +11,7 @@
 
 #include "decision.h"
 #include "graph_ir.h"
+#include "memory_plan.h"
 
 namespace fxinplace::core {
 
@@ -39,6 +40,11 @@ struct PlanOptions {
   // of another buffer (policies "compile" and "inductor"). A plain FX graph
   // may return such a view, as the stock pass makes it.
   bool outputs_taken_by_torch_compile = false;
+  // After re-inplacing, let results that still allocate go into buffers that
+  // are dead by then, through the op's out= kernel (memory_plan.h). For a
+  // graph run as it is (policy "compile"); never for Inductor, which plans its
+  // own buffers.
+  bool plan_memory = false;
 };
 
 struct Plan {
@@ -46,6 +52,8 @@ struct Plan {
   // How many forward walks were needed: a walk that removes a scatter the
   // verifier then proves wrong is repeated with that scatter kept.
   int walks = 0;
+  // PlanOptions::plan_memory: the memory walk's outcome (empty otherwise).
+  MemoryPlan memory;
   int count(Action a) const;
 };
 

@@ -96,7 +96,7 @@ CheckNode make_node(std::string name, std::string op, int32_t counterpart, const
 }
 
 // (inputs, slots, functional, rewritten, inputs_written_back_may_be_written, inductor); input = (name,
-// nbytes, itemsize, constant); slot = (name, sizes, itemsize, dtype). Returns a CheckResult.
+// nbytes, itemsize, constant, donated); slot = (name, sizes, itemsize, dtype). Returns a CheckResult.
 CheckResult check(const py::tuple& problem_tuple) {
   if (problem_tuple.size() != 6)
     throw py::value_error(
@@ -105,8 +105,10 @@ CheckResult check(const py::tuple& problem_tuple) {
   CheckProblem problem;
   for (const py::handle& item : problem_tuple[0].cast<py::list>()) {
     auto t = item.cast<py::tuple>();
+    if (t.size() != 5)
+      throw py::value_error("check_rewrite: an input is (name, nbytes, itemsize, constant, donated)");
     problem.inputs.push_back(InputStorage{t[0].cast<std::string>(), t[1].cast<int64_t>(),
-                                          t[2].cast<int64_t>(), t[3].cast<bool>()});
+                                          t[2].cast<int64_t>(), t[3].cast<bool>(), t[4].cast<bool>()});
   }
   for (const py::handle& item : problem_tuple[1].cast<py::list>()) {
     auto t = item.cast<py::tuple>();
@@ -136,7 +138,8 @@ void bind_checker(py::module_& m) {
                         {"INPLACE", WriteRule::kInplace},
                         {"WRITE_BACK", WriteRule::kWriteBack},
                         {"CUSTOM_OP", WriteRule::kCustomOp},
-                        {"FOREACH_INPLACE", WriteRule::kForeachInplace}});
+                        {"FOREACH_INPLACE", WriteRule::kForeachInplace},
+                        {"OUT", WriteRule::kOut}});
   bind_enum<InductorCode>(m, "CheckInductorCode", "How Inductor runs a checked node (inductor_contract.h).",
                           {{"NONE", InductorCode::kNone},
                            {"EXTERN", InductorCode::kExtern},

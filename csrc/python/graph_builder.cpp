@@ -53,8 +53,9 @@ OpTraits traits(const OpFacts& facts) {
 }
 
 PlanOptions options(bool reuse_written_back_inputs, bool dead_operand_destinations, bool inductor,
-                    bool outputs_taken_by_torch_compile) {
+                    bool outputs_taken_by_torch_compile, bool plan_memory = false) {
   PlanOptions o;
+  o.plan_memory = plan_memory;
   o.reuse_written_back_inputs = reuse_written_back_inputs;
   o.dead_operand_destinations = dead_operand_destinations;
   o.inductor = inductor;
@@ -161,13 +162,22 @@ void bind_graph_builder(py::module_& m) {
            "value is in a buffer anyway; Inductor runs it as a library kernel; Inductor has an in-place "
            "form of it; Inductor has no lowering for its in-place form; Inductor runs it as a library "
            "kernel because of its tensors' types (a view so run hides writes through it).")
+      .def("memory_facts", &GraphBuilder::memory_facts, py::arg("id"), py::arg("device"),
+           py::arg("result_bytes"), py::arg("out_kernel"),
+           "Memory facts of a node with one tensor result (read under plan_memory only): a code per "
+           "device, the result's bytes (a hint for symbolic sizes), whether its op has an out= kernel of "
+           "its own on that device.")
+      .def("donated_input", &GraphBuilder::donated_input, py::arg("id"),
+           "Input id is a donated buffer (AOTAutograd's bw_donated_idxs): plan_memory may reuse it once "
+           "dead.")
       .def(
           "plan",
-          [](const GraphBuilder& b, bool reuse, bool dead, bool inductor, bool taken) {
-            return b.plan(options(reuse, dead, inductor, taken));
+          [](const GraphBuilder& b, bool reuse, bool dead, bool inductor, bool taken, bool memory) {
+            return b.plan(options(reuse, dead, inductor, taken, memory));
           },
           py::arg("reuse_written_back_inputs") = false, py::arg("dead_operand_destinations") = false,
-          py::arg("inductor") = false, py::arg("outputs_taken_by_torch_compile") = false)
+          py::arg("inductor") = false, py::arg("outputs_taken_by_torch_compile") = false,
+          py::arg("plan_memory") = false)
       .def(
           "dump",
           [](const GraphBuilder& b, bool reuse, bool dead, bool inductor, bool taken) {

@@ -71,6 +71,24 @@ void bind_enums(py::module_& m) {
       "code", [](core::Reason r) { return core::reason_name(r); },
       "Its stable identifier, e.g. 'used_later'.");
   reason.def_property_readonly("text", [](core::Reason r) { return core::reason_text(r); });
+  static std::vector<std::string> memory_names;
+  std::vector<core::MemoryReason> memory_reasons = {
+#define FXINPLACE_LIST_MEMORY_REASON(id, name, text) core::MemoryReason::id,
+      FXINPLACE_MEMORY_REASONS(FXINPLACE_LIST_MEMORY_REASON)
+#undef FXINPLACE_LIST_MEMORY_REASON
+  };
+  memory_names.reserve(memory_reasons.size());
+  py::enum_<core::MemoryReason> memory(m, "MemoryReason");
+  for (core::MemoryReason r : memory_reasons) {
+    std::string upper = core::memory_reason_name(r);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    memory_names.push_back(std::move(upper));
+    memory.value(memory_names.back().c_str(), r);
+  }
+  memory.def_property_readonly(
+      "code", [](core::MemoryReason r) { return core::memory_reason_name(r); },
+      "Its stable identifier, e.g. 'reused'.");
+  memory.def_property_readonly("text", [](core::MemoryReason r) { return core::memory_reason_text(r); });
 }
 
 void bind_op_facts(py::module_& m) {
@@ -105,6 +123,10 @@ void bind_op_facts(py::module_& m) {
       .def_readonly("metadata_write_back", &tb::OpFacts::metadata_write_back);
   m.def("op_facts", &tb::op_facts, py::arg("name"), py::arg("overload"),
         "Facts of an operator overload, e.g. op_facts('aten::add', 'Tensor').");
+  m.def("has_backend_kernel", &tb::has_backend_kernel, py::arg("name"), py::arg("overload"),
+        py::arg("device_type"),
+        "Whether the overload has a kernel of its own for device_type's backend (not only a composite "
+        "one), e.g. has_backend_kernel('aten::mm', 'out', 'cpu').");
   m.def(
       "inductor_may_write",
       [](const tb::OpFacts& facts, bool extern_kernel) {
@@ -139,6 +161,13 @@ void bind_plan(py::module_& m) {
       .def_readonly(
           "slot", &core::Decision::slot,
           "ATen ops: the write slot taken (0: self; then the destinations given to GraphBuilder.op)");
+  py::class_<core::MemoryDecision>(m, "MemoryDecision",
+                                   "The memory walk's outcome for one node (memory_plan.h).")
+      .def_readonly("reason", &core::MemoryDecision::reason)
+      .def_property_readonly("donor", [](const core::MemoryDecision& d) { return node_or_none(d.donor); })
+      .def_property_readonly("freed_after",
+                             [](const core::MemoryDecision& d) { return node_or_none(d.freed_after); })
+      .def_readonly("bytes", &core::MemoryDecision::bytes);
   py::class_<core::Plan>(m, "Plan", "One decision per node, in graph order.")
       .def_readonly("walks", &core::Plan::walks)
       .def("__len__", [](const core::Plan& p) { return p.decisions.size(); })
@@ -158,7 +187,26 @@ void bind_plan(py::module_& m) {
             return ids;
           },
           "The nodes whose action is not KEEP, ascending.")
-      .def("count", &core::Plan::count, py::arg("action"));
+      .def("count", &core::Plan::count, py::arg("action"))
+      .def(
+          "reuses",
+          [](const core::Plan& p) {
+            std::vector<std::pair<core::NodeId, core::NodeId>> found;
+            for (size_t i = 0; i < p.memory.decisions.size(); ++i)
+              if (p.memory.decisions[i].reason == core::MemoryReason::kReused)
+                found.emplace_back(static_cast<core::NodeId>(i), p.memory.decisions[i].donor);
+            return found;
+          },
+          "plan_memory: (node, donor) for each node whose result goes into the donor's dead buffer.")
+      .def(
+          "memory", [](const core::Plan& p) { return p.memory.decisions; },
+          "plan_memory: one memory decision per node (empty without it).")
+      .def_property_readonly(
+          "bytes_reused", [](const core::Plan& p) { return p.memory.bytes_reused; },
+          "plan_memory: the bytes of every result written into a dead buffer.")
+      .def_property_readonly(
+          "modelled_peak", [](const core::Plan& p) { return p.memory.modelled_peak; },
+          "plan_memory: the peak model's live bytes at the peak (reuses never raise it).");
 }
 
 }  // namespace

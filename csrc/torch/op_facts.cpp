@@ -172,8 +172,24 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
   if (facts.view != ViewKind::kNone || facts.mutates) return facts;
   find_inplace_sibling(name, schema, facts);
   facts.commutative = facts.has_inplace && is_commutative(name, overload);
-  if (facts.pointwise) find_out_overload(name, schema, facts);
+  find_out_overload(name, schema, facts);
   return facts;
+}
+
+bool has_backend_kernel(const std::string& name, const std::string& overload,
+                        const std::string& device_type) {
+  auto handle = c10::Dispatcher::singleton().findSchema({name, overload});
+  if (!handle) return false;
+  c10::DispatchKey key;
+  try {
+    key = c10::computeDispatchKey(std::nullopt, c10::kStrided, c10::Device(device_type));
+  } catch (const c10::Error&) {
+    return false;  // not a device type this build knows
+  }
+  // Only a kernel registered for the backend itself: one registered for an
+  // alias key (CompositeExplicitAutograd: a generated out= form that runs the
+  // functional kernel and copies) is not.
+  return handle->hasKernelForDispatchKey(key);
 }
 
 }  // namespace fxinplace::torch_bridge

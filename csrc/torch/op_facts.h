@@ -54,7 +54,8 @@ struct OpFacts {
   // foo(a, b) == foo(b, a) for its two tensor operands (add without alpha, mul, ...).
   bool commutative = false;
   // The `foo.out` overload computing this op into one written argument
-  // (`out_arg_name`), the other arguments the same: when exactly one matches.
+  // (`out_arg_name`), the other arguments the same: when exactly one matches
+  // (for any op that is neither a view nor mutating and returns one tensor).
   std::string out_overload;
   std::string out_arg_name;
   bool has_out = false;
@@ -62,5 +63,9 @@ struct OpFacts {
 
 // `name` is qualified ("aten::add"), `overload` may be empty for `.default`.
 OpFacts op_facts(const std::string& name, const std::string& overload);
+
+// Whether the overload has a kernel registered for the dispatch key of
+// `device_type` ("cpu", "cuda", ...) itself, rather than only a composite one.
+bool has_backend_kernel(const std::string& name, const std::string& overload, const std::string& device_type);
 
 }  // namespace fxinplace::torch_bridge

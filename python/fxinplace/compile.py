@@ -29,6 +29,10 @@ Options (``options=`` of ``torch.compile``, or keyword arguments of ``make_backe
 - ``decompositions`` (dict): an AOTAutograd decomposition table.
 - ``policy`` (str): ``"compile"`` (default), ``"stock"`` (only what the stock pass does) or
   ``"none"`` (no pass: AOTAutograd and the inner compiler alone, for comparisons).
+- ``memory_plan`` (bool, default False): after re-inplacing, an op that still allocates
+  writes its result into a buffer that is dead by then, through its ``out=`` kernel, where
+  that does not raise the modelled peak (``policy="compile"`` only; see
+  ``fxinplace.reinplace_report``).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ log = logging.getLogger(__name__)
 #: callable taking the flat inputs (boxed: one list argument, marked ``_boxed_call``).
 InnerCompiler = Callable[[GraphModule, list[Any]], Callable[..., Any]]
 
-_OPTIONS = ("check", "explain", "decompositions", "policy")
+_OPTIONS = ("check", "explain", "decompositions", "policy", "memory_plan")
 
 
 def _run_as_is(gm: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
@@ -73,12 +77,22 @@ def _run_as_is(gm: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]
     return run
 
 
+def _donated_inputs() -> list[int]:
+    """The backward graph's donated buffers: saved activations whose storage no forward
+    input, user output or other backward input shares, which AOTAutograd lets the backward
+    free (and torch raises if a later backward asks to retain the graph). Read as Inductor
+    reads them (`torch._inductor.utils.get_donated_idxs`): from the tracing context."""
+    context = torch._guards.TracingContext.try_get()
+    metadata = getattr(context, "fw_metadata", None) if context is not None else None
+    return list(getattr(metadata, "bw_donated_idxs", None) or [])
+
+
 def _explain_requested() -> bool:
     return "fxinplace" in {s.strip().lstrip("+") for s in os.environ.get("TORCH_LOGS", "").split(",")}
 
 
 def _reinplacing(
-    inner: InnerCompiler, graph_kind: str, *, check: bool, explain: bool, policy: str
+    inner: InnerCompiler, graph_kind: str, *, check: bool, explain: bool, policy: str, memory_plan: bool
 ) -> InnerCompiler:
     def compile_graph(gm: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         if policy == "none":
@@ -86,14 +100,23 @@ def _reinplacing(
         # _run_as_is regenerates the code (boxed) anyway: the pass need not recompile
         # first. Another inner compiler gets a recompiled graph module.
         report = reinplace_report(
-            gm, *example_inputs, check=check, policy=policy, recompile=inner is not _run_as_is
+            gm,
+            *example_inputs,
+            check=check,
+            policy=policy,
+            recompile=inner is not _run_as_is,
+            memory_plan=memory_plan,
+            donated_inputs=_donated_inputs() if graph_kind == "backward" else (),
         )
         if explain or _explain_requested() or log.isEnabledFor(logging.DEBUG):
             log.info(
-                "fxinplace: %s graph, %d ops re-inplaced, %d scatters removed\n%s",
+                "fxinplace: %s graph, %d ops re-inplaced, %d scatters removed, "
+                "%d buffers reused (%d bytes)\n%s",
                 graph_kind,
                 report.num_reinplaced,
                 report.num_scatters_removed,
+                report.num_buffers_reused,
+                report.bytes_reused,
                 report.explain(),
             )
         return inner(gm, example_inputs)
@@ -109,6 +132,7 @@ def make_backend(
     explain: bool = False,
     decompositions: Mapping[Any, Callable[..., Any]] | None = None,
     policy: str = "compile",
+    memory_plan: bool = False,
 ) -> Callable[..., Any]:
     """A ``torch.compile`` backend: AOTAutograd, ``fxinplace.reinplace`` on every graph
     (forward, backward, inference), then ``inner_compiler(gm, example_inputs)`` (default: run
@@ -121,7 +145,9 @@ def make_backend(
     from torch._dynamo.backends.common import aot_autograd
 
     inner = inner_compiler or _run_as_is
-    knobs = {"check": check, "explain": explain, "policy": policy}
+    if memory_plan and policy != "compile":
+        raise ValueError(f"fxinplace.compile: memory_plan=True needs policy='compile' (got {policy!r})")
+    knobs = {"check": check, "explain": explain, "policy": policy, "memory_plan": memory_plan}
     kwargs: dict[str, Any] = {
         "fw_compiler": _reinplacing(inner, "forward", **knobs),
         "bw_compiler": _reinplacing(inner, "backward", **knobs),

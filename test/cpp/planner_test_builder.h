@@ -117,6 +117,12 @@ class Builder {
     return b_.op("", traits, std::nullopt, {t}, {});
   }
   NodeId output(std::vector<NodeId> operands) { return b_.output("", std::move(operands)); }
+  // A higher-order op or other callable: reads its operands, returns nothing the planner sees.
+  NodeId opaque(std::vector<NodeId> operands) { return b_.other("", std::move(operands), {}); }
+  // The memory walk's facts of node n (memory_plan.h).
+  void memory_facts(NodeId n, Int bytes, bool out_kernel, int32_t device = 0) {
+    b_.memory_facts(n, device, bytes, out_kernel);
+  }
   Plan plan(PlanOptions options) { return b_.plan(options); }
   Plan plan() { return b_.plan(); }
 

@@ -37,6 +37,7 @@ class CheckWriteRule(PybindEnum):
     FOREACH_INPLACE: typing.ClassVar[CheckWriteRule]
     INPLACE: typing.ClassVar[CheckWriteRule]
     NONE: typing.ClassVar[CheckWriteRule]
+    OUT: typing.ClassVar[CheckWriteRule]
     WRITE_BACK: typing.ClassVar[CheckWriteRule]
     __members__: typing.ClassVar[dict[str, CheckWriteRule]]
 

@@ -14,6 +14,8 @@ __all__: list[str] = [
     "Destination",
     "GraphBuilder",
     "LayoutUse",
+    "MemoryDecision",
+    "MemoryReason",
     "NEG_BIT",
     "OpFacts",
     "Plan",
@@ -22,6 +24,7 @@ __all__: list[str] = [
     "SlotDecision",
     "Symbol",
     "ViewKind",
+    "has_backend_kernel",
     "inductor_may_write",
     "op_facts",
 ]
@@ -133,6 +136,23 @@ class Reason(PybindEnum):
     @property
     def text(self) -> str: ...
 
+class MemoryReason(PybindEnum):
+    NOT_ALLOCATING: typing.ClassVar[MemoryReason]
+    NO_DEAD_BUFFER: typing.ClassVar[MemoryReason]
+    NO_OUT_KERNEL: typing.ClassVar[MemoryReason]
+    REUSED: typing.ClassVar[MemoryReason]
+    SEVERAL_RESULTS: typing.ClassVar[MemoryReason]
+    WOULD_RAISE_PEAK: typing.ClassVar[MemoryReason]
+    WRITTEN_IN_PLACE: typing.ClassVar[MemoryReason]
+    __members__: typing.ClassVar[dict[str, MemoryReason]]
+    @property
+    def code(self) -> str:
+        """
+        Its stable identifier, e.g. 'reused'.
+        """
+    @property
+    def text(self) -> str: ...
+
 class OpFacts:
     """
     What the planner knows of an operator overload (read from its schema).
@@ -226,6 +246,19 @@ class Decision:
     @property
     def slots(self) -> list[SlotDecision]: ...
 
+class MemoryDecision:
+    """
+    The memory walk's outcome for one node (memory_plan.h).
+    """
+    @property
+    def bytes(self) -> int: ...
+    @property
+    def donor(self) -> int | None: ...
+    @property
+    def freed_after(self) -> int | None: ...
+    @property
+    def reason(self) -> MemoryReason: ...
+
 class Plan:
     """
     One decision per node, in graph order.
@@ -237,6 +270,24 @@ class Plan:
         """
     def count(self, action: Action) -> int: ...
     def decision(self, node: typing.SupportsInt | typing.SupportsIndex) -> Decision: ...
+    def memory(self) -> list[MemoryDecision]:
+        """
+        plan_memory: one memory decision per node (empty without it).
+        """
+    def reuses(self) -> list[tuple[int, int]]:
+        """
+        plan_memory: (node, donor) for each node whose result goes into the donor's dead buffer.
+        """
+    @property
+    def bytes_reused(self) -> int:
+        """
+        plan_memory: the bytes of every result written into a dead buffer.
+        """
+    @property
+    def modelled_peak(self) -> int:
+        """
+        plan_memory: the peak model's live bytes at the peak (reuses never raise it).
+        """
     @property
     def walks(self) -> int: ...
 
@@ -280,6 +331,10 @@ class GraphBuilder:
         name: str,
         results: _Results,
     ) -> int: ...
+    def donated_input(self, id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Input id is a donated buffer (AOTAutograd's bw_donated_idxs): plan_memory may reuse it once dead.
+        """
     def dump(
         self,
         reuse_written_back_inputs: bool = False,
@@ -314,6 +369,16 @@ class GraphBuilder:
         name: str,
         results: _Results,
     ) -> int: ...
+    def memory_facts(
+        self,
+        id: typing.SupportsInt | typing.SupportsIndex,
+        device: typing.SupportsInt | typing.SupportsIndex,
+        result_bytes: typing.SupportsInt | typing.SupportsIndex,
+        out_kernel: bool,
+    ) -> None:
+        """
+        Memory facts of a node with one tensor result (read under plan_memory only): a code per device, the result's bytes (a hint for symbolic sizes), whether its op has an out= kernel of its own on that device.
+        """
     def op(
         self,
         name: str,
@@ -360,6 +425,7 @@ class GraphBuilder:
         dead_operand_destinations: bool = False,
         inductor: bool = False,
         outputs_taken_by_torch_compile: bool = False,
+        plan_memory: bool = False,
     ) -> Plan: ...
     def write_back(
         self,
@@ -373,6 +439,11 @@ class GraphBuilder:
         """
         A write-back into a graph input: copy_(written, value), or resize_/as_strided_ (value None).
         """
+
+def has_backend_kernel(name: str, overload: str, device_type: str) -> bool:
+    """
+    Whether the overload has a kernel of its own for device_type's backend (not only a composite one), e.g. has_backend_kernel('aten::mm', 'out', 'cpu').
+    """
 
 def inductor_may_write(facts: OpFacts, extern_kernel: bool) -> bool:
     """

@@ -46,6 +46,7 @@ simulation. For tests; not meant for production-sized graphs.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -112,6 +113,7 @@ def check_reinplaced(
     *sample_args: Any,
     inputs_written_back_may_be_written: bool = False,
     compiler: str | None = None,
+    donated_inputs: Sequence[int] = (),
 ) -> None:
     """Raise ReinplaceCheckError unless `reinplaced_gm` provably computes what
     `functional_gm` computes on `sample_args` (outputs, output aliasing, inputs'
@@ -136,7 +138,11 @@ def check_reinplaced(
     (what `reinplace(policy="inductor", check=True)` asks): no in-place write
     through a view of another dtype than its buffer's, and no write whose fused
     producers read the written buffer at other elements where the rewrite
-    introduced it (csrc/checker/inductor_contract.h states both rules)."""
+    introduced it (csrc/checker/inductor_contract.h states both rules).
+
+    donated_inputs: positions of sample args that are donated buffers (AOTAutograd's
+    `bw_donated_idxs`, which a memory plan may reuse once dead): the rewritten graph may
+    write them, and their final contents are not compared; every read is still proven."""
     if compiler not in COMPILERS:
         raise ValueError(f"check_reinplaced: unknown compiler {compiler!r}; expected one of {COMPILERS}")
     for gm in (functional_gm, reinplaced_gm):
@@ -147,7 +153,14 @@ def check_reinplaced(
     # A compiler may call us inside its fake mode (AOTAutograd does): the runs
     # choose their own mode (see _Inputs), whatever is active around them.
     with unset_fake_temporarily():
-        _check(functional_gm, reinplaced_gm, sample_args, inputs_written_back_may_be_written, compiler)
+        _check(
+            functional_gm,
+            reinplaced_gm,
+            sample_args,
+            inputs_written_back_may_be_written,
+            compiler,
+            tuple(donated_inputs),
+        )
 
 
 def _check(
@@ -156,9 +169,10 @@ def _check(
     sample_args: tuple,
     inputs_written_back_may_be_written: bool,
     compiler: str | None = None,
+    donated_inputs: tuple[int, ...] = (),
 ) -> None:
     try:
-        inputs = _Inputs(functional_gm, sample_args)
+        inputs = _Inputs(functional_gm, sample_args, donated_inputs)
         slots: list[tuple] = []
         functional = _Recorder(functional_gm, inputs, slots, None)
         functional.run()

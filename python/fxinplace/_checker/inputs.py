@@ -25,7 +25,7 @@ class _Inputs:
     The checker needs nothing else of the args: tags stand for their values.
     """
 
-    def __init__(self, gm: GraphModule, sample_args: tuple) -> None:
+    def __init__(self, gm: GraphModule, sample_args: tuple, donated_inputs: tuple[int, ...] = ()) -> None:
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         if len(placeholders) != len(sample_args):
             raise _CannotCheck(
@@ -33,7 +33,7 @@ class _Inputs:
             )
         self.sample_args = sample_args
         self.names: list[list[str]] = []
-        self.rows: list[list] = []  # [nbytes, itemsize, constant]
+        self.rows: list[list] = []  # [nbytes, itemsize, constant, donated]
         self.by_storage: dict[int, int] = {}
         self.by_attr: dict[str, int] = {}
         self.fake_mode: Any = None
@@ -45,7 +45,10 @@ class _Inputs:
             self.fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
         # Each placeholder's (storage offset, sizes, strides), concrete.
         self.layouts: list[tuple[int, list[int], list[int]] | None] = []
-        for node, arg in zip(placeholders, sample_args, strict=True):
+        for k in donated_inputs:
+            if not 0 <= k < len(sample_args) or not isinstance(sample_args[k], torch.Tensor):
+                raise ValueError(f"check_reinplaced: donated input {k} is not a tensor input of the graph")
+        for index, (node, arg) in enumerate(zip(placeholders, sample_args, strict=True)):
             if isinstance(arg, torch.Tensor):
                 what = f"sample arg {node.name}"
                 if arg.layout != torch.strided:
@@ -57,11 +60,16 @@ class _Inputs:
                         [_concrete(v, what) for v in arg.stride()],
                     )
                 )
-                self._add(node.name, arg, arg.untyped_storage()._cdata, False)
+                found = self._add(node.name, arg, arg.untyped_storage()._cdata, False)
+                self.rows[found][3] = index in donated_inputs
             else:
                 self.layouts.append(None)
                 if isinstance(arg, (torch.SymInt, torch.SymFloat, torch.SymBool)):
                     _concrete(arg, f"sample arg {node.name}")
+
+        for found, names in enumerate(self.names):  # donated only where no other input shares it
+            if len(names) != 1:
+                self.rows[found][3] = False
 
     def _add(self, name: str, t: torch.Tensor, key: Any, constant: bool) -> int:
         table = self.by_attr if constant else self.by_storage
@@ -69,7 +77,7 @@ class _Inputs:
         if found is None:
             found = table[key] = len(self.rows)
             nbytes = _concrete(t.untyped_storage().nbytes(), f"the storage of {name}")
-            self.rows.append([nbytes, t.element_size(), constant])
+            self.rows.append([nbytes, t.element_size(), constant, False])
             self.names.append([])
         if name not in self.names[found]:
             self.names[found].append(name)

@@ -18,6 +18,7 @@ _COPY = _C.checker.CheckEffect.COPY
 _GROW = _C.checker.CheckEffect.GROW
 _RULE_NONE = _C.checker.CheckWriteRule.NONE
 _RULE_INPLACE = _C.checker.CheckWriteRule.INPLACE
+_RULE_OUT = _C.checker.CheckWriteRule.OUT
 _RULE_WRITE_BACK = _C.checker.CheckWriteRule.WRITE_BACK
 _RULE_CUSTOM_OP = _C.checker.CheckWriteRule.CUSTOM_OP
 _RULE_FOREACH = _C.checker.CheckWriteRule.FOREACH_INPLACE

@@ -34,6 +34,7 @@ from fxinplace._checker.refs import (
     _REASON,
     _RULE_FOREACH,
     _RULE_INPLACE,
+    _RULE_OUT,
     _RULE_WRITE_BACK,
     _bind,
     _CannotCheck,
@@ -359,6 +360,8 @@ class _Translator(_CustomOpRules):
             self.inplace(twin, self.functional.index_of.get(node.name, -1))
         elif queue:
             self.direct_custom_op(queue.pop(0))
+        elif target is _aten.copy_.default and twin in _COPY_FORMS:
+            self.copy_into_buffer(self.functional.index_of.get(node.name, -1))
         elif target is _aten.copy_.default:
             # A scatter rewritten as view + copy_. A copy_ between dtypes converts values,
             # which the tag model does not follow (the functional scatter's converted
@@ -432,19 +435,23 @@ class _Translator(_CustomOpRules):
 
     def inplace(self, functional_target: Any, counterpart: int) -> None:
         """`foo_` standing for the functional `foo` (or an inserted `copy_`), or `foo.out`
-        writing into one of `foo`'s own operands: does what `foo` does, into that tensor."""
+        writing into one of `foo`'s own operands or into another buffer (a dead one a memory
+        plan reuses): does what `foo` does, into that tensor."""
         rec, node, target = self.rec, self.node, self.target
         reads = self.operands(target, self.snap_args, self.snap_kwargs)
         written = next(a.name for a in target._schema.arguments if _is_write(a))
         self_operand = next((i for i, r in enumerate(reads) if r[0] == written), -1)
+        rule = _RULE_INPLACE
         if _out_form_of(functional_target, target):
             # foo.out(a, b, out=b): the out= argument is the memory of an operand foo reads
             # (exactly its elements); the reads line up with foo's without it.
-            out_ref = reads.pop(self_operand)[2]
-            self_operand = next((i for i, r in enumerate(reads) if r[2] == out_ref), -1)
+            out = reads.pop(self_operand)
+            self_operand = next((i for i, r in enumerate(reads) if r[2] == out[2]), -1)
             if self_operand < 0:
-                self.unmatched_mutation()
-                return
+                # foo.out(a, b, out=d), d none of foo's operands: d goes last, not read;
+                # the checker holds it to ATen's out= rule (it may overlap no operand).
+                reads.append((out[0], out[1], out[2], False))
+                self_operand, rule = len(reads) - 1, _RULE_OUT
         if target is _aten.copy_.default:
             reads[self_operand] = (*reads[self_operand][:3], False)  # copy_ overwrites self whole
         outs = [v for v in _leaves(self.value) if isinstance(v, torch.Tensor)]
@@ -471,10 +478,26 @@ class _Translator(_CustomOpRules):
             [],
             reads,
             effects,
-            rule=_RULE_INPLACE,
+            rule=rule,
             pointwise=pointwise,
             self_operand=self_operand,
             commutative_pair=self.commutative_pair(functional_target),
+        )
+
+    def copy_into_buffer(self, counterpart: int) -> None:
+        """`copy_(d, x)` standing for the functional `clone(x)` or `_to_copy(x)` (as a memory
+        plan writes it into a dead buffer d): x's values, converted to d's dtype, into d, which
+        goes last among the reads, not read; the checker holds it to ATen's out= rule."""
+        bound = _bind(self.target, self.snap_args, self.snap_kwargs)
+        dst, src = bound["self"], bound["src"]
+        reads = [("self", src.source, src.ref, True), ("out", dst.source, dst.ref, False)]
+        out, src_live = self.value, _bind(self.target, self.args, self.kwargs)["src"]
+        if _same_kind(out, src_live) and out.shape == src_live.shape:
+            effects = [self.copy(out, src_live)]
+        else:  # a conversion: the functional op's value, as its own fill names it
+            effects = [self.fill(out, ("out", 0))]
+        self.rec.add(
+            self.node, counterpart, [], reads, effects, rule=_RULE_OUT, pointwise=True, self_operand=1
         )
 
     def commutative_pair(self, functional_target: Any) -> bool:
@@ -516,6 +539,10 @@ class _Translator(_CustomOpRules):
             pointwise=True,
             foreach=(selves, element_of),
         )
+
+
+# Functional copies a memory plan writes as `copy_` into a dead buffer.
+_COPY_FORMS = (_aten.clone.default, _aten._to_copy.default)
 
 
 def _same_argument(name: str, mine: Any, theirs: Any, my_args: dict, their_args: dict) -> bool:

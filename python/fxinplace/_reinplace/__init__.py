@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from torch.fx import GraphModule
@@ -22,6 +22,7 @@ from fxinplace._reinplace.inductor_policy import (
     has_inductor_candidates,
     with_clones_in_kwargs,
 )
+from fxinplace._reinplace.memory import apply_memory_plan
 from fxinplace._reinplace.report import ReinplaceReport
 from fxinplace._reinplace.validate import validate as validate_graph
 
@@ -29,10 +30,16 @@ from fxinplace._reinplace.validate import validate as validate_graph
 POLICIES = ("stock", "compile", "inductor")
 
 
-def _plan_options(policy: str) -> dict[str, bool]:
+def _plan_options(policy: str, memory_plan: bool = False) -> dict[str, bool]:
     if policy not in POLICIES:
         raise ValueError(f"fxinplace.reinplace: unknown policy {policy!r}; expected one of {POLICIES}")
+    if memory_plan and policy != "compile":
+        raise ValueError(
+            f"fxinplace.reinplace: memory_plan=True needs policy='compile' (got {policy!r}): the "
+            "memory plan is for graphs run as they are; Inductor plans its own buffers"
+        )
     return {
+        "plan_memory": memory_plan,
         "reuse_written_back_inputs": policy in ("compile", "inductor"),
         "dead_operand_destinations": policy == "compile",
         "inductor": policy == "inductor",
@@ -41,7 +48,13 @@ def _plan_options(policy: str) -> dict[str, bool]:
 
 
 def reinplace_report(
-    gm: GraphModule, *sample_args: Any, check: bool = False, policy: str = "stock", recompile: bool = True
+    gm: GraphModule,
+    *sample_args: Any,
+    check: bool = False,
+    policy: str = "stock",
+    recompile: bool = True,
+    memory_plan: bool = False,
+    donated_inputs: Sequence[int] = (),
 ) -> ReinplaceReport:
     """Re-inplace `gm` like `reinplace`, and return every decision with its reason.
 
@@ -49,10 +62,23 @@ def reinplace_report(
     graph with `fxinplace.check_reinplaced` (raises ReinplaceCheckError).
     recompile=False leaves `gm.recompile()` to the caller: for a compiler that
     regenerates the code anyway (fxinplace.compile's default runner does).
+    memory_plan=True (policy="compile" only): afterwards, an op that still allocates writes
+    its result into a buffer that is dead by then, through its out= kernel
+    (`y = mm.out(a, b, out=d)`), where that does not raise the modelled peak.
+    donated_inputs: positions of sample args that are donated buffers (AOTAutograd's
+    `bw_donated_idxs` for a backward graph: saved activations no one else holds, freed by
+    the graph): with memory_plan=True their memory is reused too once they are dead.
     """
-    options = _plan_options(policy)
+    options = _plan_options(policy, memory_plan)
     functional = _checker.copy_functional(gm) if check else None
-    report = run_reinplace(gm, sample_args, metadata="auto", options=options, recompile=recompile or check)
+    report = run_reinplace(
+        gm,
+        sample_args,
+        metadata="auto",
+        options=options,
+        recompile=recompile or check,
+        donated_inputs=tuple(donated_inputs) if memory_plan else (),
+    )
     if functional is not None:
         _checker.check_reinplaced(
             functional,
@@ -60,6 +86,7 @@ def reinplace_report(
             *sample_args,
             inputs_written_back_may_be_written=options["reuse_written_back_inputs"],
             compiler="inductor" if options["inductor"] else None,
+            donated_inputs=tuple(donated_inputs) if memory_plan else (),
         )
     return report
 
@@ -86,6 +113,7 @@ def run_reinplace(
     metadata: str,
     options: dict[str, bool] | None = None,
     recompile: bool = True,
+    donated_inputs: tuple[int, ...] = (),
 ) -> ReinplaceReport:
     """The pass itself, without the policy check or the checker of `reinplace_report`:
     `options` are the planner's (see `_plan_options`); metadata="fake" forces the FakeTensor
@@ -96,11 +124,24 @@ def run_reinplace(
     # pass's own meta tensors would each go through FakeTensor dispatch, several
     # times slower, for nothing. Paths that need a fake mode enter their own.
     with _gc_paused(), unset_fake_temporarily():
-        return _run_pass(gm, sample_args, metadata=metadata, options=options or {}, recompile=recompile)
+        return _run_pass(
+            gm,
+            sample_args,
+            metadata=metadata,
+            options=options or {},
+            recompile=recompile,
+            donated_inputs=donated_inputs,
+        )
 
 
 def _run_pass(
-    gm: GraphModule, sample_args: tuple, *, metadata: str, options: dict[str, bool], recompile: bool = True
+    gm: GraphModule,
+    sample_args: tuple,
+    *,
+    metadata: str,
+    options: dict[str, bool],
+    recompile: bool = True,
+    donated_inputs: tuple[int, ...] = (),
 ) -> ReinplaceReport:
     validate_graph(gm, sample_args)
     if options.get("inductor") and not has_inductor_candidates(gm):
@@ -114,9 +155,16 @@ def _run_pass(
         metadata=metadata,
         with_destinations=options.get("dead_operand_destinations", False),
         for_inductor=for_inductor,
+        with_memory_facts=options.get("plan_memory", False),
     )
-    plan = reading.builder.plan(**options)
     nodes = reading.nodes
+    if donated_inputs:
+        placeholders = [i for i, n in enumerate(nodes) if n.op == "placeholder"]
+        for k in donated_inputs:
+            if not 0 <= k < len(placeholders):
+                raise ValueError(f"fxinplace.reinplace: donated input {k} is not an input of the graph")
+            reading.builder.donated_input(placeholders[k])
+    plan = reading.builder.plan(**options)
     base_names = {
         i: [dict(call.mutable)[name].name for name in call.slot_args]
         if isinstance(call, AFv1Call)
@@ -132,12 +180,16 @@ def _run_pass(
         _base_names=base_names,
     )
     apply_plan(gm, nodes, plan, reading.afv2_calls, reading.destinations, for_inductor=for_inductor)
+    if options.get("plan_memory"):
+        apply_memory_plan(nodes, plan)
     if recompile:
         gm.recompile()
     return report
 
 
-def reinplace(gm: GraphModule, *sample_args: Any, check: bool = False, policy: str = "stock") -> GraphModule:
+def reinplace(
+    gm: GraphModule, *sample_args: Any, check: bool = False, policy: str = "stock", memory_plan: bool = False
+) -> GraphModule:
     """Turn out-of-place ops whose `self` is dead afterwards into their in-place overloads.
 
     Same contract as torch.fx.passes.reinplace.reinplace: mutates `gm`, recompiles it
@@ -154,5 +206,9 @@ def reinplace(gm: GraphModule, *sample_args: Any, check: bool = False, policy: s
     what Inductor lowers as a write and profits from (index_put, scatters worth it,
     `_foreach_*` and auto_functionalized into written-back inputs, collectives), never
     an op Inductor fuses.
+    memory_plan=True (policy="compile" only): then reuse dead buffers through out= kernels
+    (see `reinplace_report`).
     """
-    return reinplace_report(gm, *sample_args, check=check, policy=policy).graph_module
+    return reinplace_report(
+        gm, *sample_args, check=check, policy=policy, memory_plan=memory_plan
+    ).graph_module

@@ -13,6 +13,7 @@ from fxinplace._reinplace.auto_functionalized.v1 import metadata_runners as afv1
 from fxinplace._reinplace.auto_functionalized.v2 import metadata_runners as afv2_runners
 from fxinplace._reinplace.higher_order import metadata_runners as higher_order_runners
 from fxinplace._reinplace.inductor_policy import inductor_facts
+from fxinplace._reinplace.memory import memory_facts
 from fxinplace._reinplace.metadata import propagate
 from fxinplace._reinplace.records import GraphReading, read_graph
 
@@ -24,10 +25,12 @@ def read(
     metadata: str = "auto",
     with_destinations: bool = False,
     for_inductor: bool = False,
+    with_memory_facts: bool = False,
 ) -> tuple[GraphReading, str]:
     """The planner's picture of `gm`, and which way its values were found (`metadata.propagate`'s
     path). with_destinations: list the other operands an elementwise op's result may go into;
-    for_inductor: describe what Inductor does with each node (`inductor_policy.inductor_facts`)."""
+    for_inductor: describe what Inductor does with each node (`inductor_policy.inductor_facts`);
+    with_memory_facts: each node's device, bytes and backend out= kernel (`memory.memory_facts`)."""
     runners = {
         **afv2_runners(gm, sample_args),
         **afv1_runners(gm, sample_args),
@@ -39,5 +42,6 @@ def read(
         found,
         with_destinations=with_destinations,
         compiler_facts=inductor_facts if for_inductor else None,
+        memory_facts=memory_facts if with_memory_facts else None,
     )
     return reading, found.path

@@ -41,11 +41,13 @@ def read_graph(
     *,
     with_destinations: bool = False,
     compiler_facts: Callable[[Node], list[tuple[Node, bool, bool, bool, bool, bool]]] | None = None,
+    memory_facts: Callable[[Node, dict[Node, Any]], tuple[int, int, bool] | None] | None = None,
 ) -> GraphReading:
     """with_destinations: also list, for each elementwise op, the other operands its result
     could go into (only read by the planner under PlanOptions.dead_operand_destinations).
     compiler_facts: what the compiler the graph goes to does with each op node (for the
-    planner's Inductor policy; see `inductor_policy`)."""
+    planner's Inductor policy; see `inductor_policy`). memory_facts: a node's device, bytes
+    and backend out= kernel, from its value (for the memory plan; see `memory`)."""
     env = metadata.env
     nodes = list(gm.graph.nodes)
     index = {n: i for i, n in enumerate(nodes)}
@@ -69,6 +71,10 @@ def read_graph(
         if compiler_facts is not None:
             for about, *facts in compiler_facts(node):
                 b.compiler_facts(index[about], *facts)
+        if memory_facts is not None:
+            found = memory_facts(node, env)
+            if found is not None:  # one tensor: the builder recorded exactly it
+                b.memory_facts(i, *found)
     return GraphReading(b, nodes, afv2_calls, destinations or {})
 
 

@@ -68,6 +68,35 @@ class ReinplaceReport:
         return f"bases {written} written in place, the others still cloned: " + "; ".join(refused)
 
     @property
+    def num_buffers_reused(self) -> int:
+        """memory_plan: how many results went into a dead buffer instead of allocating."""
+        return len(self._plan.reuses()) if self._plan is not None else 0
+
+    @property
+    def bytes_reused(self) -> int:
+        """memory_plan: the bytes those results would have allocated (size hints when symbolic)."""
+        return self._plan.bytes_reused if self._plan is not None else 0
+
+    def _memory_lines(self) -> list[str]:
+        """One line per allocating op node of the memory plan: reused from which node, bytes,
+        the window the buffer is held (dead after which node); or why it still allocates."""
+        if self._plan is None:
+            return []
+        lines = []
+        quiet = (_C.planner.MemoryReason.NOT_ALLOCATING, _C.planner.MemoryReason.WRITTEN_IN_PLACE)
+        for i, m in enumerate(self._plan.memory()):
+            if m.reason in quiet:
+                continue
+            if m.reason == _C.planner.MemoryReason.REUSED:
+                lines.append(
+                    f"{self._names[i]}: memory: reuses the buffer of {self._names[m.donor]} "
+                    f"({m.bytes} bytes, dead after {self._names[m.freed_after]})"
+                )
+            else:
+                lines.append(f"{self._names[i]}: memory: allocates ({m.bytes} bytes): {m.reason.text}")
+        return lines
+
+    @property
     def num_reinplaced(self) -> int:
         return self._plan.count(_C.planner.Action.INPLACE) if self._plan is not None else 0
 
@@ -88,4 +117,4 @@ class ReinplaceReport:
                 continue
             culprit = f" (see {d.culprit})" if d.culprit and "(see" not in d.reason else ""
             lines.append(f"{d.node}: {d.action}: {d.reason}{culprit}")
-        return "\n".join(lines)
+        return "\n".join(lines + self._memory_lines())

@@ -5,8 +5,8 @@
 
 Pipelines (``COMPILE_PIPELINES``):
 
-* ``backend``: ``torch.compile(f, backend="fxinplace", options={"check": True})`` against
-  ``torch.compile(f, backend="aot_eager")``, **bitwise**: outputs (values with NaNs in the
+* ``backend``: ``torch.compile(f, backend="fxinplace", options={"check": True, "memory_plan":
+  True})`` against ``torch.compile(f, backend="aot_eager")``, **bitwise**: outputs (values with NaNs in the
   same places, dtypes, shapes, strides), the inputs after the call (values and layouts) and
   aliasing (which outputs share memory with which inputs and with each other);
 * ``hook``: Inductor with ``fxinplace.inductor.installed(check=True)`` against Inductor with

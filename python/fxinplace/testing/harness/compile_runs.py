@@ -2,8 +2,10 @@
 
 Each compile path is compared with an oracle that differs from it by fxinplace's pass alone:
 
-* ``backend`` path: ``torch.compile(f, backend="fxinplace", options={"check": True})``
-  against ``backend="aot_eager"`` (the same AOTAutograd graphs, run as they are);
+* ``backend`` path: ``torch.compile(f, backend="fxinplace", options={"check": True,
+  "memory_plan": True})`` against ``backend="aot_eager"`` (the same AOTAutograd graphs, run
+  as they are: re-inplacing and the memory plan change where values live, not how they are
+  computed);
 * ``hook`` path: Inductor with ``fxinplace.inductor.installed(check=True)`` against Inductor
   whose re-inplacing slot does nothing (the same kernels otherwise: re-inplacing is the last
   post-grad pass), and, to tell a finding of ours from one of Inductor's own pass, stock
@@ -81,7 +83,7 @@ def run_compiled(
         elif backend is not None:
             kwargs = {"backend": backend}
         else:
-            kwargs = {"backend": "fxinplace", "options": {"check": check}}
+            kwargs = {"backend": "fxinplace", "options": {"check": check, "memory_plan": True}}
         torch._dynamo.reset()
         try:
             return run(torch.compile(target, dynamic=dynamic, **kwargs))

@@ -155,7 +155,9 @@ def call_reinplace(
     gm: torch.fx.GraphModule, *args: Any, reinplace: ReinplaceFn | None = None, policy: str = "stock"
 ) -> Any:
     """``reinplace(gm, *args)`` with ``check=True`` where the pass takes it (an independent
-    checker), and ``policy`` where it is not the default and the pass takes it."""
+    checker), and ``policy`` where it is not the default and the pass takes it; under
+    ``policy="compile"`` with ``memory_plan=True`` where the pass takes it, as the
+    compile backend runs it (the checker proves each reuse of a dead buffer)."""
     fn = fxinplace.reinplace if reinplace is None else reinplace
     try:
         parameters = inspect.signature(fn).parameters
@@ -164,6 +166,8 @@ def call_reinplace(
     kwargs: dict[str, Any] = {"check": True} if "check" in parameters else {}
     if policy != "stock" and "policy" in parameters:
         kwargs["policy"] = policy
+    if policy == "compile" and "memory_plan" in parameters:
+        kwargs["memory_plan"] = True
     return fn(gm, *args, **kwargs)
 
 

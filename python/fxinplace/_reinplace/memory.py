@@ -1,0 +1,115 @@
+"""The Python half of the memory plan (csrc/core/memory_plan.h): the facts the planner's
+memory walk reads of each node (device, bytes, whether the op has an `out=` kernel of its
+own there), and carrying out its reuses as `y = f.out(args, out=d)`."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+from torch.fx import Node
+
+from fxinplace import _C
+from fxinplace._reinplace.metadata import Fresh
+from fxinplace._reinplace.op_info import op_info
+
+_DEVICE_CODES: dict[tuple[str, int | None], int] = {}
+# (out= overload, device type) -> whether the dispatcher has a backend kernel for it.
+_BACKEND_OUT: dict[tuple[int, str], bool] = {}
+
+
+# Functional copies written as `copy_(d, x)` into a dead buffer d: `_to_copy` is an empty
+# tensor and a `copy_` into it (so the values, conversions included, are the same).
+_COPIES = (torch.ops.aten.clone.default, torch.ops.aten._to_copy.default)
+
+
+def memory_facts(node: Node, env: dict[Node, Any]) -> tuple[int, int, bool] | None:
+    """(device code, result bytes, can write into a given buffer) of a node whose value is
+    one tensor: a graph input, a tensor an ATen op allocates, or a getitem; None for others.
+    An op can write into a buffer through an out= kernel of its own on the device (not a
+    generated one that computes and copies), or, for a same-device clone or _to_copy, as a
+    `copy_` into it. Bytes of symbolic sizes are size hints (the peak model's only input);
+    0 when a size has no hint (unbacked), which keeps the node out of the plan."""
+    target = node.target
+    value = _tensor(env.get(node))
+    if value is None:
+        return None
+    device = _device_of(node, value)
+    if node.op == "placeholder" or target is operator.getitem:
+        writes_into = False
+    elif target in _COPIES:
+        writes_into = _copies_on_its_device(node, value, env)
+    elif isinstance(target, torch._ops.OpOverload):
+        info = op_info(target)
+        if info.mutates or not info.result_is_fresh:
+            return None
+        writes_into = info.out is not None and _backend_out(info.out, device.type)
+    else:
+        return None
+    code = _DEVICE_CODES.setdefault((device.type, device.index), len(_DEVICE_CODES))
+    return code, _bytes_hint(value), writes_into
+
+
+def _tensor(value: Any) -> torch.Tensor | None:
+    if type(value) is Fresh:
+        value = value.val if value.meta is None else value.meta
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _copies_on_its_device(node: Node, value: torch.Tensor, env: dict[Node, Any]) -> bool:
+    """A clone or _to_copy whose result is a strided tensor on its source's device, not
+    pinned: `copy_` into a dead buffer of the result's layout computes it."""
+    source = node.args[0] if node.args and isinstance(node.args[0], Node) else None
+    src = _tensor(env.get(source)) if source is not None else None
+    if src is None:
+        return False
+    return (
+        _device_of(source, src) == _device_of(node, value)
+        and value.layout == torch.strided
+        and not node.kwargs.get("pin_memory", False)
+    )
+
+
+def _device_of(node: Node, value: torch.Tensor) -> torch.device:
+    """The device `node`'s tensor lives on: its recorded value's (the values found may be
+    meta stand-ins, see `metadata.propagate`), else its value's."""
+    recorded = node.meta.get("val")
+    return recorded.device if isinstance(recorded, torch.Tensor) else value.device
+
+
+def _bytes_hint(t: torch.Tensor) -> int:
+    n = t.element_size()
+    for s in t.shape:
+        if type(s) is not int:
+            s = s.node.hint
+            if s is None:
+                return 0
+        n *= int(s)
+    return n
+
+
+def _backend_out(out: torch._ops.OpOverload, device_type: str) -> bool:
+    key = (id(out), device_type)
+    found = _BACKEND_OUT.get(key)
+    if found is None:
+        schema = out._schema
+        found = _BACKEND_OUT[key] = _C.planner.has_backend_kernel(
+            schema.name, schema.overload_name, device_type
+        )
+    return found
+
+
+def apply_memory_plan(nodes: list[Node], plan: _C.planner.Plan) -> None:
+    """`y = f(args)` -> `y = f.out(args, out=d)` (`clone(x)`, `_to_copy(x)`: `copy_(d, x)`)
+    for each reuse the plan made: `d` is the node whose tensor is the dead buffer (the same
+    sizes, strides, dtype and device as y)."""
+    for i, donor in plan.reuses():
+        node = nodes[i]
+        if node.target in _COPIES:  # copy_(d, x): d's layout is the result's
+            node.target = torch.ops.aten.copy_.default
+            node.args, node.kwargs = (nodes[donor], node.args[0]), {}
+            continue
+        info = op_info(node.target)
+        node.target = info.out
+        node.kwargs = {**node.kwargs, info.out_arg_name: nodes[donor]}

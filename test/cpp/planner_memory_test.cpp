@@ -1,0 +1,112 @@
+// The memory walk (memory_plan.h) on hand-built IR: which op writes its result
+// into which dead buffer, and why the others still allocate.
+#include <gtest/gtest.h>
+
+#include "memory_plan.h"
+#include "planner_test_builder.h"
+#include "reinplace_planner.h"
+
+using namespace fxinplace::core;
+using namespace fxinplace::core::testing;
+
+namespace {
+
+PlanOptions planning_memory() {
+  PlanOptions o;
+  o.outputs_taken_by_torch_compile = true;
+  o.plan_memory = true;
+  return o;
+}
+
+const MemoryDecision& memory_at(const Plan& p, NodeId n) {
+  return p.memory.decisions.at(static_cast<size_t>(n));
+}
+
+// mm-like: no in-place form, not pointwise, an out= kernel; 64 bytes of {4, 4}.
+NodeId matmul(Builder& b, NodeId x, NodeId w, bool out_kernel = true, int32_t device = 0) {
+  NodeId n = b.op({x, w}, {4, 4}, /*has_inplace=*/false, /*pointwise=*/false);
+  b.memory_facts(n, 64, out_kernel, device);
+  return n;
+}
+
+}  // namespace
+
+// m1 = mm(x, w); m2 = mm(m1, w); m3 = mm(m2, w); m4 = mm(m3, w); return m4
+TEST(MemoryPlan, AChainTakesTheBuffersThatDied) {
+  Builder b;
+  NodeId x = b.input({4, 4});
+  NodeId w = b.input({4, 4});
+  NodeId m1 = matmul(b, x, w);
+  NodeId m2 = matmul(b, m1, w);
+  NodeId m3 = matmul(b, m2, w);
+  NodeId m4 = matmul(b, m3, w);
+  b.output({m4});
+  Plan p = b.plan(planning_memory());
+  EXPECT_EQ(memory_at(p, m1).reason, MemoryReason::kNoDeadBuffer);
+  EXPECT_EQ(memory_at(p, m2).reason, MemoryReason::kNoDeadBuffer);  // m1 is its operand
+  EXPECT_EQ(memory_at(p, m3).reason, MemoryReason::kReused);
+  EXPECT_EQ(memory_at(p, m3).donor, m1);
+  EXPECT_EQ(memory_at(p, m3).freed_after, m2);
+  // m3's buffer is m1's: m3 is read by m4, so m1's buffer is not free for m4,
+  // but m2's is.
+  EXPECT_EQ(memory_at(p, m4).donor, m2);
+  EXPECT_EQ(p.memory.bytes_reused, 128);
+}
+
+TEST(MemoryPlan, NothingWithoutTheOption) {
+  Builder b;
+  NodeId x = b.input({4, 4});
+  NodeId m1 = matmul(b, x, x);
+  NodeId m2 = matmul(b, m1, x);
+  b.output({matmul(b, m2, x)});
+  EXPECT_TRUE(b.plan(under_torch_compile()).memory.decisions.empty());
+}
+
+// m1 = mm(x, w); opaque(m1); m2 = mm(x, w); m3 = mm(m2, w): an opaque node
+// read m1 (it may keep an alias): m1's buffer never dies.
+TEST(MemoryPlan, ABufferAnOpaqueNodeTouchedIsNeverReused) {
+  Builder b;
+  NodeId x = b.input({4, 4});
+  NodeId w = b.input({4, 4});
+  NodeId m1 = matmul(b, x, w);
+  b.opaque({m1});
+  NodeId m2 = matmul(b, x, w);
+  NodeId m3 = matmul(b, m2, w);
+  b.output({m3});
+  Plan p = b.plan(planning_memory());
+  EXPECT_EQ(memory_at(p, m3).reason, MemoryReason::kNoDeadBuffer);
+}
+
+// A buffer on another device, or an op without a backend out= kernel.
+TEST(MemoryPlan, AnotherDeviceOrNoOutKernelAllocates) {
+  Builder b;
+  NodeId x = b.input({4, 4});
+  NodeId w = b.input({4, 4});
+  NodeId m1 = matmul(b, x, w);
+  NodeId m2 = matmul(b, m1, w);
+  NodeId on_other_device = matmul(b, m2, w, /*out_kernel=*/true, /*device=*/1);
+  NodeId composite = matmul(b, on_other_device, w, /*out_kernel=*/false);
+  b.output({composite});
+  Plan p = b.plan(planning_memory());
+  EXPECT_EQ(memory_at(p, on_other_device).reason, MemoryReason::kNoDeadBuffer);
+  EXPECT_EQ(memory_at(p, composite).reason, MemoryReason::kNoOutKernel);
+}
+
+// a = clone(x); r = relu(a) (re-inplaced into a); m = mm(r, w): relu
+// allocates nothing, and a's buffer lives on through r.
+TEST(MemoryPlan, AnOpWrittenInPlaceAllocatesNothing) {
+  Builder b;
+  NodeId a = b.clone_of_input({4, 4});
+  b.memory_facts(a, 64, false);
+  NodeId r = b.op({a}, {4, 4});
+  b.memory_facts(r, 64, true);
+  NodeId w = b.input({4, 4});
+  NodeId m = matmul(b, r, w);
+  NodeId m2 = matmul(b, m, w);
+  b.output({m2});
+  Plan p = b.plan(planning_memory());
+  EXPECT_EQ(memory_at(p, r).reason, MemoryReason::kWrittenInPlace);
+  EXPECT_EQ(memory_at(p, m).reason, MemoryReason::kNoDeadBuffer);  // a's buffer is r, m's operand
+  EXPECT_EQ(memory_at(p, m2).reason, MemoryReason::kReused);
+  EXPECT_EQ(memory_at(p, m2).donor, a);
+}

@@ -1,0 +1,78 @@
+"""The checker's out= rule (issue 18): `f.out(args, out=d)` writing a buffer that is none
+of f's operands, as the memory plan emits it. A correct reuse passes; a buffer still read
+afterwards, or one an operand shares, is rejected with the node named."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxinplace
+from fxinplace._checker import copy_functional
+
+aten = torch.ops.aten
+
+
+def _functional_and_copy(fn, *args):
+    gm = make_fx(fn)(*args)
+    return copy_functional(gm), gm
+
+
+def _mm_nodes(gm):
+    return [n for n in gm.graph.nodes if n.op == "call_function" and n.target is aten.mm.default]
+
+
+def _write_out(node, out):
+    node.target = aten.mm.out
+    node.kwargs = {**node.kwargs, "out": out}
+
+
+def _dead_then_new(a, b, c):
+    d = torch.mm(a, b)
+    s = d.sum()
+    return torch.mm(c, b) + s
+
+
+def _read_after(a, b, c):
+    d = torch.mm(a, b)
+    y = torch.mm(c, b)
+    return y + d  # d is read after y
+
+
+def _operand_view(a, b):
+    d = torch.mm(a, b)
+    return torch.mm(d.t(), b)  # reads d through a view
+
+
+ARGS = (torch.randn(4, 4), torch.randn(4, 4), torch.randn(4, 4))
+
+
+def test_an_out_write_into_a_dead_buffer_passes():
+    functional, gm = _functional_and_copy(_dead_then_new, *ARGS)
+    d, y = _mm_nodes(gm)
+    _write_out(y, d)
+    gm.recompile()
+    fxinplace.check_reinplaced(functional, gm, *ARGS)
+
+
+def test_an_out_write_into_a_buffer_read_later_is_caught():
+    functional, gm = _functional_and_copy(_read_after, *ARGS)
+    d, y = _mm_nodes(gm)
+    _write_out(y, d)
+    gm.recompile()
+    with pytest.raises(fxinplace.ReinplaceCheckError) as info:
+        fxinplace.check_reinplaced(functional, gm, *ARGS)
+    assert info.value.reason == "wrong_value" and info.value.node == "add", str(info.value)
+    assert "holds mm_1's value" in str(info.value)
+
+
+def test_an_out_write_overlapping_an_operand_is_caught():
+    functional, gm = _functional_and_copy(_operand_view, *ARGS[:2])
+    d, y = _mm_nodes(gm)
+    _write_out(y, d)
+    gm.recompile()
+    with pytest.raises(fxinplace.ReinplaceCheckError) as info:
+        fxinplace.check_reinplaced(functional, gm, *ARGS[:2])
+    assert info.value.reason == "operand_overlaps_self" and info.value.node == "mm_1", str(info.value)
+    assert "writes out= out (mm) while reading operand self (t), which shares its memory" in str(info.value)
