@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <iterator>
 
+#include "memory_plan.h"
+
 namespace fxinplace::core {
 namespace {
 
@@ -19,12 +21,22 @@ constexpr ReasonWords kReasonWords[] = {
 #undef FXINPLACE_REASON_WORDS
 };
 
+// The memory walk's reasons (memory_plan.h), the same way.
+constexpr ReasonWords kMemoryReasonWords[] = {
+#define FXINPLACE_MEMORY_REASON_WORDS(id, name, text) {name, text},
+    FXINPLACE_MEMORY_REASONS(FXINPLACE_MEMORY_REASON_WORDS)
+#undef FXINPLACE_MEMORY_REASON_WORDS
+};
+
 constexpr ReasonWords kUnknownReason = {"?", "?"};
 
-const ReasonWords& words_of(Reason r) {
+template <class E, size_t N>
+const ReasonWords& words_in(const ReasonWords (&table)[N], E r) {
   auto k = static_cast<size_t>(r);
-  return k < std::size(kReasonWords) ? kReasonWords[k] : kUnknownReason;
+  return k < N ? table[k] : kUnknownReason;
 }
+
+const ReasonWords& words_of(Reason r) { return words_in(kReasonWords, r); }
 
 }  // namespace
 
@@ -41,5 +53,9 @@ const char* action_name(Action a) {
 const char* reason_text(Reason r) { return words_of(r).text; }
 
 const char* reason_name(Reason r) { return words_of(r).name; }
+
+const char* memory_reason_text(MemoryReason r) { return words_in(kMemoryReasonWords, r).text; }
+
+const char* memory_reason_name(MemoryReason r) { return words_in(kMemoryReasonWords, r).name; }
 
 }  // namespace fxinplace::core

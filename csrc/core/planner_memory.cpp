@@ -11,23 +11,6 @@
 namespace fxinplace::core {
 namespace {
 
-struct ReasonWords {
-  const char* name;
-  const char* text;
-};
-
-constexpr ReasonWords kMemoryReasonWords[] = {
-#define FXINPLACE_MEMORY_REASON_WORDS(id, name, text) {name, text},
-    FXINPLACE_MEMORY_REASONS(FXINPLACE_MEMORY_REASON_WORDS)
-#undef FXINPLACE_MEMORY_REASON_WORDS
-};
-
-const ReasonWords& words_of(MemoryReason r) {
-  static constexpr ReasonWords kUnknown = {"?", "?"};
-  auto k = static_cast<size_t>(r);
-  return k < std::size(kMemoryReasonWords) ? kMemoryReasonWords[k] : kUnknown;
-}
-
 // Live bytes per node, with range add and range max: the peak model. A reuse
 // holds the donor's buffer from its death to the op that takes it, adding its
 // bytes over that window (the op itself then allocates nothing).
@@ -325,10 +308,6 @@ class MemoryWalk {
 };
 
 }  // namespace
-
-const char* memory_reason_text(MemoryReason r) { return words_of(r).text; }
-
-const char* memory_reason_name(MemoryReason r) { return words_of(r).name; }
 
 MemoryPlan plan_memory(const Graph& g, AliasClasses& classes, const std::vector<Decision>& decisions) {
   return MemoryWalk(g, classes, decisions).run();

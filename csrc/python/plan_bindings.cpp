@@ -23,6 +23,25 @@ std::optional<core::NodeId> node_or_none(core::NodeId id) {
   return id == core::kNoNode ? std::nullopt : std::optional<core::NodeId>(id);
 }
 
+// A reason list as a py::enum_ whose Python names are the stable codes in
+// upper case (Reason.USED_LATER), with `code` and `text` properties. py::enum_
+// keeps the name pointers, so the strings live as long as the module.
+template <class E>
+void bind_reasons(py::module_& m, const char* enum_name, const std::vector<E>& values, const char* (*code)(E),
+                  const char* (*text)(E), const char* code_doc) {
+  static std::vector<std::string> names;  // one instantiation per reason list
+  names.reserve(values.size());
+  py::enum_<E> e(m, enum_name);
+  for (E r : values) {
+    std::string upper = code(r);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    names.push_back(std::move(upper));
+    e.value(names.back().c_str(), r);
+  }
+  e.def_property_readonly("code", code, code_doc);
+  e.def_property_readonly("text", text);
+}
+
 void bind_enums(py::module_& m) {
   using core::ViewKind, core::LayoutUse, core::Destination, core::ScatterKind;
   bind_enum<ViewKind>(
@@ -51,44 +70,22 @@ void bind_enums(py::module_& m) {
   action.def_property_readonly(
       "label", [](core::Action a) { return core::action_name(a); },
       "Its stable name, e.g. 'scatter_to_copy'.");
-  // Python names are the stable codes in upper case (Reason.USED_LATER);
-  // py::enum_ keeps the pointer, so the strings live as long as the module.
-  static std::vector<std::string> reason_names;
-  std::vector<core::Reason> reasons = {
+  bind_reasons<core::Reason>(m, "Reason",
+                             {
 #define FXINPLACE_LIST_REASON(id, name, text) core::Reason::id,
-      FXINPLACE_REASONS(FXINPLACE_LIST_REASON)
+                                 FXINPLACE_REASONS(FXINPLACE_LIST_REASON)
 #undef FXINPLACE_LIST_REASON
-  };
-  reason_names.reserve(reasons.size());
-  py::enum_<core::Reason> reason(m, "Reason");
-  for (core::Reason r : reasons) {
-    std::string upper = core::reason_name(r);
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    reason_names.push_back(std::move(upper));
-    reason.value(reason_names.back().c_str(), r);
-  }
-  reason.def_property_readonly(
-      "code", [](core::Reason r) { return core::reason_name(r); },
-      "Its stable identifier, e.g. 'used_later'.");
-  reason.def_property_readonly("text", [](core::Reason r) { return core::reason_text(r); });
-  static std::vector<std::string> memory_names;
-  std::vector<core::MemoryReason> memory_reasons = {
+                             },
+                             core::reason_name, core::reason_text,
+                             "Its stable identifier, e.g. 'used_later'.");
+  bind_reasons<core::MemoryReason>(m, "MemoryReason",
+                                   {
 #define FXINPLACE_LIST_MEMORY_REASON(id, name, text) core::MemoryReason::id,
-      FXINPLACE_MEMORY_REASONS(FXINPLACE_LIST_MEMORY_REASON)
+                                       FXINPLACE_MEMORY_REASONS(FXINPLACE_LIST_MEMORY_REASON)
 #undef FXINPLACE_LIST_MEMORY_REASON
-  };
-  memory_names.reserve(memory_reasons.size());
-  py::enum_<core::MemoryReason> memory(m, "MemoryReason");
-  for (core::MemoryReason r : memory_reasons) {
-    std::string upper = core::memory_reason_name(r);
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    memory_names.push_back(std::move(upper));
-    memory.value(memory_names.back().c_str(), r);
-  }
-  memory.def_property_readonly(
-      "code", [](core::MemoryReason r) { return core::memory_reason_name(r); },
-      "Its stable identifier, e.g. 'reused'.");
-  memory.def_property_readonly("text", [](core::MemoryReason r) { return core::memory_reason_text(r); });
+                                   },
+                                   core::memory_reason_name, core::memory_reason_text,
+                                   "Its stable identifier, e.g. 'reused'.");
 }
 
 void bind_op_facts(py::module_& m) {
