@@ -49,6 +49,11 @@ class AliasClasses {
   NodeId first_read_after(StorageId s, NodeId after);
   // The first write-back into the class after `after`, or kNoNode.
   NodeId first_write_back_after(StorageId s, NodeId after);
+  // The last node that reads storage `s` itself (not its class), or kNoNode.
+  NodeId last_read_of(StorageId s) const {
+    const std::vector<NodeId>& reads = reads_[static_cast<size_t>(s)];
+    return reads.empty() ? kNoNode : reads.back();
+  }
 
   static uint64_t pair_key(GeomId base, GeomId view) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(base)) << 32) | static_cast<uint32_t>(view);

@@ -70,7 +70,6 @@ class MemoryWalk {
         decisions_(decisions),
         producer_(static_cast<size_t>(g.num_storages()), kNoNode),
         whole_(static_cast<size_t>(g.num_storages()), kNoNode),
-        last_use_(static_cast<size_t>(g.num_storages()), kNoNode),
         opaque_(static_cast<size_t>(g.num_storages()), false),
         by_root_(static_cast<size_t>(g.num_storages())),
         dies_after_(g.size()) {}
@@ -106,9 +105,8 @@ class MemoryWalk {
 
   static size_t at(int32_t k) { return static_cast<size_t>(k); }
 
-  // Which node produces each storage, which node reads it last (as
-  // AliasClasses counts reads: views and write-backs only name memory), and
-  // which storages an opaque node touches.
+  // Which node produces each storage and which storages an opaque node
+  // touches (reads are AliasClasses': views and write-backs only name memory).
   void record_storages() {
     std::vector<NodeId> counted(g_.size(), kNoNode);
     for (NodeId j = 0; j < static_cast<NodeId>(g_.size()); ++j) {
@@ -128,21 +126,10 @@ class MemoryWalk {
         if (counted[at(op)] == j) continue;
         counted[at(op)] = j;
         for (const TensorValue& v : g_.at(op).results) {
-          if (v.storage < 0) continue;
-          if (opaque && n.reads_memory) opaque_[at(v.storage)] = true;
-          if (!n.reads_memory || names_only(n, v.storage)) continue;
-          last_use_[at(v.storage)] = std::max(last_use_[at(v.storage)], j);
+          if (v.storage >= 0 && opaque && n.reads_memory) opaque_[at(v.storage)] = true;
         }
       }
     }
-  }
-
-  static bool names_only(const Node& user, StorageId s) {
-    if (user.kind == NodeKind::kOutput || user.kind == NodeKind::kOther ||
-        user.kind == NodeKind::kAutoFunctionalized)
-      return false;
-    return std::any_of(user.results.begin(), user.results.end(),
-                       [s](const TensorValue& v) { return v.storage == s; });
   }
 
   // The node whose one tensor is the whole of the fresh buffer storage `s`
@@ -184,7 +171,7 @@ class MemoryWalk {
           st.start = p;
           allocated = m;
         }
-        st.death = std::max({st.death, last_use_[at(m)], p});
+        st.death = std::max({st.death, classes_.last_read_of(m), p});
       }
       if (st.start == kNoNode) continue;
       if (whole_[at(allocated)] != kNoNode) st.bytes = g_.at(whole_[at(allocated)]).result_bytes;
@@ -299,7 +286,6 @@ class MemoryWalk {
   const std::vector<Decision>& decisions_;
   std::vector<NodeId> producer_;
   std::vector<NodeId> whole_;  // the first node whose one tensor is exactly the storage
-  std::vector<NodeId> last_use_;
   std::vector<bool> opaque_;
   std::vector<ClassState> by_root_;
   std::vector<std::vector<StorageId>> dies_after_;
