@@ -94,7 +94,8 @@ void GraphBuilder::compiler_facts(NodeId id, bool realized, bool extern_kernel, 
   n.compiler_opaque = n.compiler_opaque || opaque;
 }
 
-void GraphBuilder::memory_facts(NodeId id, int32_t device, Int result_bytes, bool out_kernel) {
+void GraphBuilder::memory_facts(NodeId id, int32_t device, Int result_bytes, bool out_kernel,
+                                Extent byte_size, bool restridable) {
   at(id);  // bounds
   if (g_.at(id).results.size() != 1)
     throw std::invalid_argument("memory facts of a node without one tensor result");
@@ -103,6 +104,8 @@ void GraphBuilder::memory_facts(NodeId id, int32_t device, Int result_bytes, boo
   n.device = device;
   n.result_bytes = result_bytes;
   n.out_kernel = out_kernel;
+  n.byte_size = byte_size;
+  n.restridable = restridable;
 }
 
 void GraphBuilder::donated_input(NodeId id) {

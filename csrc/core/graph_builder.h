@@ -105,7 +105,8 @@ class GraphBuilder {
   // Memory facts of a node with one tensor result (read under
   // PlanOptions::plan_memory only): its device code, its result's bytes, and
   // whether the op has an out= kernel of its own on that device.
-  void memory_facts(NodeId id, int32_t device, Int result_bytes, bool out_kernel);
+  void memory_facts(NodeId id, int32_t device, Int result_bytes, bool out_kernel, Extent byte_size = 0,
+                    bool restridable = false);
   // Input `id` is a donated buffer: its memory may be reused once it is dead.
   void donated_input(NodeId id);
 

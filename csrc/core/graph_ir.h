@@ -160,6 +160,13 @@ struct Node {
   int32_t device = -1;
   Int result_bytes = 0;
   bool out_kernel = false;
+  // The result's byte count as an expression (symbolic sizes: equal only as
+  // the same expression, never by hint), and whether it may be laid into a
+  // dead buffer of that byte count but another layout: the result is dense
+  // from offset 0 and the frontend can write its sizes and strides in the
+  // graph (`as_strided(d, sizes, strides, 0)`).
+  Extent byte_size = 0;
+  bool restridable = false;
   // kInput: a donated buffer (AOTAutograd's backward input that no forward
   // input, user output or other input shares): it may be reused once dead.
   bool donated = false;

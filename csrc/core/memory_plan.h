@@ -11,6 +11,10 @@
 //   e = sum(d)       # d dies       e = sum(d)
 //   y = mm(a, b)     # allocates    y = mm.out(a, b, out=d)
 //
+// A buffer of another layout but the same byte count, dtype and device serves
+// too when the result is dense from offset 0 (it then covers the same bytes):
+// `y = mm.out(a, b, out=as_strided(d, y.sizes, y.strides, 0))`.
+//
 // Safe because every alias of d's memory (views included) is read for the
 // last time strictly before the op, so the op reads none of it (an `out=`
 // kernel may not overlap its inputs), and no input, constant, output or
@@ -38,7 +42,9 @@ namespace fxinplace::core {
   X(kNoOutKernel, "no_out_kernel",                                                                      \
     "the op has no out= kernel of its own for this device (a generated out= form computes and copies, " \
     "saving nothing)")                                                                                  \
-  X(kNoDeadBuffer, "no_dead_buffer", "no dead buffer of the same device, dtype, sizes and strides")     \
+  X(kNoDeadBuffer, "no_dead_buffer",                                                                    \
+    "no dead buffer of the same device, dtype, sizes and strides (or byte count, where the result "     \
+    "can be laid out in any)")                                                                          \
   X(kWouldRaisePeak, "would_raise_peak",                                                                \
     "holding the dead buffer until this op would raise the modelled peak of live bytes")
 
@@ -57,6 +63,9 @@ struct MemoryDecision {
   // read its memory before (the buffer is held from there to this op).
   NodeId donor = kNoNode;
   NodeId freed_after = kNoNode;
+  // kReused into a buffer of the same byte count but another layout: the
+  // op writes into `as_strided(donor, sizes, strides, 0)` of its own result.
+  bool restrided = false;
   // The op's result size in bytes as the frontend gave it (a size hint for
   // symbolic sizes: it only feeds the peak model, never a decision on layout).
   Int bytes = 0;

@@ -102,6 +102,8 @@ class MemoryWalk {
     bool is_free = false;
   };
   using Key = std::tuple<GeomId, int32_t, int32_t>;  // (geometry, dtype, device)
+  // (whether the byte count is known, its value or symbol, dtype, device)
+  using SizeKey = std::tuple<bool, Int, int32_t, int32_t>;
 
   static size_t at(int32_t k) { return static_cast<size_t>(k); }
 
@@ -209,6 +211,11 @@ class MemoryWalk {
     const Node& n = g_.at(j);
     return {n.results[0].geom, n.results[0].dtype, n.device};
   }
+  SizeKey size_key_of(NodeId j) const {
+    const Node& n = g_.at(j);
+    Int v = n.byte_size.is_known() ? n.byte_size.value() : n.byte_size.symbol();
+    return {n.byte_size.is_known(), v, n.results[0].dtype, n.device};
+  }
 
   void free(StorageId root, NodeId i) {
     if (classes_.root(root) != root) return;  // merged since: rescheduled under its new root
@@ -216,6 +223,22 @@ class MemoryWalk {
     if (st.escapes || st.death != i || st.is_free || st.donor == kNoNode) return;
     st.is_free = true;
     free_[key_of(st.donor)].push_back(root);
+    // A known byte count of 0 is no buffer at all.
+    if (!g_.at(st.donor).byte_size.is(0)) free_by_size_[size_key_of(st.donor)].push_back(root);
+  }
+
+  // The most recently freed buffer still dead in `stack`, or -1 (entries of
+  // buffers taken since, or merged under another root, are dropped here: a
+  // buffer sits in two lists, by layout and by byte count).
+  template <typename Map, typename K>
+  StorageId most_recent_free(Map& lists, const K& key) {
+    auto found = lists.find(key);
+    if (found == lists.end()) return -1;
+    std::vector<StorageId>& stack = found->second;
+    while (!stack.empty() &&
+           (classes_.root(stack.back()) != stack.back() || !by_root_[at(stack.back())].is_free))
+      stack.pop_back();
+    return stack.empty() ? -1 : stack.back();
   }
 
   void decide(NodeId i, MemoryDecision& d, LiveBytes& live, Int peak) {
@@ -236,16 +259,21 @@ class MemoryWalk {
       d.reason = MemoryReason::kNoOutKernel;
       return;
     }
-    auto found = free_.find(key_of(i));
-    std::vector<StorageId>* stack = found == free_.end() ? nullptr : &found->second;
-    while (stack && !stack->empty() &&
-           (classes_.root(stack->back()) != stack->back() || !by_root_[at(stack->back())].is_free))
-      stack->pop_back();
-    if (!stack || stack->empty()) {
+    // A buffer of the result's own layout first; else, for a result the
+    // graph can lay anywhere, one of the same byte count. Not for a result
+    // that leaves the graph: the caller would get a view of another tensor's
+    // memory (`._base` set), which autograd treats as a view of a custom
+    // Function's output when written in place.
+    StorageId dead = most_recent_free(free_, key_of(i));
+    bool restrided = false;
+    if (dead < 0 && n.restridable && !n.byte_size.is(0) && !by_root_[at(own)].escapes) {
+      dead = most_recent_free(free_by_size_, size_key_of(i));
+      restrided = dead >= 0;
+    }
+    if (dead < 0) {
       d.reason = MemoryReason::kNoDeadBuffer;
       return;
     }
-    StorageId dead = stack->back();
     ClassState& donor = by_root_[at(dead)];
     // Holding the buffer from its death to this op must not raise the peak
     // (Inductor's rule): the op then allocates nothing, so only the window
@@ -256,10 +284,10 @@ class MemoryWalk {
       d.reason = MemoryReason::kWouldRaisePeak;
       return;
     }
-    stack->pop_back();
     live.add(lo, hi, donor.bytes);
     d.reason = MemoryReason::kReused;
     d.donor = donor.donor;
+    d.restrided = restrided && key_of(donor.donor) != key_of(i);
     d.freed_after = donor.death;
     take(own, dead);
   }
@@ -291,6 +319,8 @@ class MemoryWalk {
   std::vector<std::vector<StorageId>> dies_after_;
   // Dead buffers by (geometry, dtype, device), most recently freed last.
   std::map<Key, std::vector<StorageId>> free_;
+  // The same buffers by (byte count, dtype, device).
+  std::map<SizeKey, std::vector<StorageId>> free_by_size_;
 };
 
 }  // namespace

@@ -163,10 +163,13 @@ void bind_graph_builder(py::module_& m) {
            "form of it; Inductor has no lowering for its in-place form; Inductor runs it as a library "
            "kernel because of its tensors' types (a view so run hides writes through it).")
       .def("memory_facts", &GraphBuilder::memory_facts, py::arg("id"), py::arg("device"),
-           py::arg("result_bytes"), py::arg("out_kernel"),
+           py::arg("result_bytes"), py::arg("out_kernel"), py::arg("byte_size") = core::Extent(0),
+           py::arg("restridable") = false,
            "Memory facts of a node with one tensor result (read under plan_memory only): a code per "
            "device, the result's bytes (a hint for symbolic sizes), whether its op has an out= kernel of "
-           "its own on that device.")
+           "its own on that device, its byte count as an extent (a Symbol per distinct expression), and "
+           "whether it is dense from offset 0 with sizes and strides the graph can express (so it may "
+           "take an as_strided view of a dead buffer of that byte count).")
       .def("donated_input", &GraphBuilder::donated_input, py::arg("id"),
            "Input id is a donated buffer (AOTAutograd's bw_donated_idxs): plan_memory may reuse it once "
            "dead.")

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/reinplace_planner.h"
@@ -164,7 +165,8 @@ void bind_plan(py::module_& m) {
       .def_property_readonly("donor", [](const core::MemoryDecision& d) { return node_or_none(d.donor); })
       .def_property_readonly("freed_after",
                              [](const core::MemoryDecision& d) { return node_or_none(d.freed_after); })
-      .def_readonly("bytes", &core::MemoryDecision::bytes);
+      .def_readonly("bytes", &core::MemoryDecision::bytes)
+      .def_readonly("restrided", &core::MemoryDecision::restrided);
   py::class_<core::Plan>(m, "Plan", "One decision per node, in graph order.")
       .def_readonly("walks", &core::Plan::walks)
       .def("__len__", [](const core::Plan& p) { return p.decisions.size(); })
@@ -188,13 +190,17 @@ void bind_plan(py::module_& m) {
       .def(
           "reuses",
           [](const core::Plan& p) {
-            std::vector<std::pair<core::NodeId, core::NodeId>> found;
-            for (size_t i = 0; i < p.memory.decisions.size(); ++i)
-              if (p.memory.decisions[i].reason == core::MemoryReason::kReused)
-                found.emplace_back(static_cast<core::NodeId>(i), p.memory.decisions[i].donor);
+            std::vector<std::tuple<core::NodeId, core::NodeId, bool>> found;
+            for (size_t i = 0; i < p.memory.decisions.size(); ++i) {
+              const core::MemoryDecision& d = p.memory.decisions[i];
+              if (d.reason == core::MemoryReason::kReused)
+                found.emplace_back(static_cast<core::NodeId>(i), d.donor, d.restrided);
+            }
             return found;
           },
-          "plan_memory: (node, donor) for each node whose result goes into the donor's dead buffer.")
+          "plan_memory: (node, donor, restrided) for each node whose result goes into the donor's dead "
+          "buffer; restrided: through as_strided(donor, the result's sizes, strides, 0), the donor being "
+          "laid out otherwise.")
       .def(
           "memory", [](const core::Plan& p) { return p.memory.decisions; },
           "plan_memory: one memory decision per node (empty without it).")

@@ -110,3 +110,25 @@ TEST(MemoryPlan, AnOpWrittenInPlaceAllocatesNothing) {
   EXPECT_EQ(memory_at(p, m2).reason, MemoryReason::kReused);
   EXPECT_EQ(memory_at(p, m2).donor, a);
 }
+
+// m1 = mm(x, w) {4, 4}; m2 = mm(m1, w); r = f(m2) {2, 8}; k = f(r) {8, 2};
+// return k: r has m1's 64 bytes in another shape and may be laid anywhere
+// (as_strided over m1's buffer); k leaves the graph, so it takes no view of
+// another tensor's buffer even though m2's is dead and as large.
+TEST(MemoryPlan, AResultLaidOutAnewTakesABufferOfItsByteCountUnlessItEscapes) {
+  Builder b;
+  NodeId x = b.input({4, 4});
+  NodeId w = b.input({4, 4});
+  NodeId m1 = matmul(b, x, w);
+  NodeId m2 = matmul(b, m1, w);
+  NodeId r = b.op({m2}, {2, 8}, /*has_inplace=*/false, /*pointwise=*/false);
+  b.memory_facts(r, 64, true, 0, /*restridable=*/true);
+  NodeId k = b.op({r}, {8, 2}, /*has_inplace=*/false, /*pointwise=*/false);
+  b.memory_facts(k, 64, true, 0, /*restridable=*/true);
+  b.output({k});
+  Plan p = b.plan(planning_memory());
+  EXPECT_EQ(memory_at(p, r).reason, MemoryReason::kReused);
+  EXPECT_EQ(memory_at(p, r).donor, m1);
+  EXPECT_TRUE(memory_at(p, r).restrided);
+  EXPECT_EQ(memory_at(p, k).reason, MemoryReason::kNoDeadBuffer);
+}

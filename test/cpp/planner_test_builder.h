@@ -119,9 +119,11 @@ class Builder {
   NodeId output(std::vector<NodeId> operands) { return b_.output("", std::move(operands)); }
   // A higher-order op or other callable: reads its operands, returns nothing the planner sees.
   NodeId opaque(std::vector<NodeId> operands) { return b_.other("", std::move(operands), {}); }
-  // The memory walk's facts of node n (memory_plan.h).
-  void memory_facts(NodeId n, Int bytes, bool out_kernel, int32_t device = 0) {
-    b_.memory_facts(n, device, bytes, out_kernel);
+  // The memory walk's facts of node n (memory_plan.h): its byte count is
+  // `bytes` (a known size); restridable: it may take a buffer of that byte
+  // count laid out otherwise.
+  void memory_facts(NodeId n, Int bytes, bool out_kernel, int32_t device = 0, bool restridable = false) {
+    b_.memory_facts(n, device, bytes, out_kernel, bytes, restridable);
   }
   Plan plan(PlanOptions options) { return b_.plan(options); }
   Plan plan() { return b_.plan(); }

@@ -258,6 +258,8 @@ class MemoryDecision:
     def freed_after(self) -> int | None: ...
     @property
     def reason(self) -> MemoryReason: ...
+    @property
+    def restrided(self) -> bool: ...
 
 class Plan:
     """
@@ -274,9 +276,9 @@ class Plan:
         """
         plan_memory: one memory decision per node (empty without it).
         """
-    def reuses(self) -> list[tuple[int, int]]:
+    def reuses(self) -> list[tuple[int, int, bool]]:
         """
-        plan_memory: (node, donor) for each node whose result goes into the donor's dead buffer.
+        plan_memory: (node, donor, restrided) for each node whose result goes into the donor's dead buffer; restrided: through as_strided(donor, the result's sizes, strides, 0), the donor being laid out otherwise.
         """
     @property
     def bytes_reused(self) -> int:
@@ -375,9 +377,11 @@ class GraphBuilder:
         device: typing.SupportsInt | typing.SupportsIndex,
         result_bytes: typing.SupportsInt | typing.SupportsIndex,
         out_kernel: bool,
+        byte_size: int | Symbol = 0,
+        restridable: bool = False,
     ) -> None:
         """
-        Memory facts of a node with one tensor result (read under plan_memory only): a code per device, the result's bytes (a hint for symbolic sizes), whether its op has an out= kernel of its own on that device.
+        Memory facts of a node with one tensor result (read under plan_memory only): a code per device, the result's bytes (a hint for symbolic sizes), whether its op has an out= kernel of its own on that device, its byte count as an extent (a Symbol per distinct expression), and whether it is dense from offset 0 with sizes and strides the graph can express (so it may take an as_strided view of a dead buffer of that byte count).
         """
     def op(
         self,

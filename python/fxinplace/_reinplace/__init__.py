@@ -181,7 +181,7 @@ def _run_pass(
     )
     apply_plan(gm, nodes, plan, reading.afv2_calls, reading.destinations, for_inductor=for_inductor)
     if options.get("plan_memory"):
-        apply_memory_plan(nodes, plan)
+        apply_memory_plan(nodes, plan, reading.memory)
     if recompile:
         gm.recompile()
     return report

@@ -13,7 +13,6 @@ from fxinplace._reinplace.auto_functionalized.v1 import metadata_runners as afv1
 from fxinplace._reinplace.auto_functionalized.v2 import metadata_runners as afv2_runners
 from fxinplace._reinplace.higher_order import metadata_runners as higher_order_runners
 from fxinplace._reinplace.inductor_policy import inductor_facts
-from fxinplace._reinplace.memory import memory_facts
 from fxinplace._reinplace.metadata import propagate
 from fxinplace._reinplace.records import GraphReading, read_graph
 
@@ -30,7 +29,7 @@ def read(
     """The planner's picture of `gm`, and which way its values were found (`metadata.propagate`'s
     path). with_destinations: list the other operands an elementwise op's result may go into;
     for_inductor: describe what Inductor does with each node (`inductor_policy.inductor_facts`);
-    with_memory_facts: each node's device, bytes and backend out= kernel (`memory.memory_facts`)."""
+    with_memory_facts: each node's device, bytes and backend out= kernel (`memory.MemoryFacts`)."""
     runners = {
         **afv2_runners(gm, sample_args),
         **afv1_runners(gm, sample_args),
@@ -42,6 +41,6 @@ def read(
         found,
         with_destinations=with_destinations,
         compiler_facts=inductor_facts if for_inductor else None,
-        memory_facts=memory_facts if with_memory_facts else None,
+        with_memory_facts=with_memory_facts,
     )
     return reading, found.path

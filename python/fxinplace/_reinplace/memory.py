@@ -8,11 +8,15 @@ import operator
 from typing import Any
 
 import torch
+from torch._prims_common import is_non_overlapping_and_dense_or_false as is_dense
 from torch.fx import Node
 
 from fxinplace import _C
+from fxinplace._reinplace.fx_edit import view_val
 from fxinplace._reinplace.metadata import Fresh
 from fxinplace._reinplace.op_info import op_info
+from fxinplace._reinplace.size_exprs import SizeSources, SizeWriter
+from fxinplace._reinplace.symbolic import Symbols, is_static
 
 _DEVICE_CODES: dict[tuple[str, int | None], int] = {}
 # (out= overload, device type) -> whether the dispatcher has a backend kernel for it.
@@ -24,31 +28,65 @@ _BACKEND_OUT: dict[tuple[int, str], bool] = {}
 _COPIES = (torch.ops.aten.clone.default, torch.ops.aten._to_copy.default)
 
 
-def memory_facts(node: Node, env: dict[Node, Any]) -> tuple[int, int, bool] | None:
-    """(device code, result bytes, can write into a given buffer) of a node whose value is
-    one tensor: a graph input, a tensor an ATen op allocates, or a getitem; None for others.
-    An op can write into a buffer through an out= kernel of its own on the device (not a
-    generated one that computes and copies), or, for a same-device clone or _to_copy, as a
-    `copy_` into it. Bytes of symbolic sizes are size hints (the peak model's only input);
-    0 when a size has no hint (unbacked), which keeps the node out of the plan."""
-    target = node.target
-    value = _tensor(env.get(node))
-    if value is None:
-        return None
-    device = _device_of(node, value)
-    if node.op == "placeholder" or target is operator.getitem:
-        writes_into = False
-    elif target in _COPIES:
-        writes_into = _copies_on_its_device(node, value, env)
-    elif isinstance(target, torch._ops.OpOverload):
-        info = op_info(target)
-        if info.mutates or not info.result_is_fresh:
+class MemoryFacts:
+    """The memory facts of one graph's nodes, read in graph order (inputs first)."""
+
+    def __init__(self, symbols: Symbols) -> None:
+        self.symbols = symbols
+        self.sources = SizeSources()
+        # node -> (sizes, strides) of each result the plan may lay into a buffer of another
+        # layout (the values the sizes were judged on, for `apply_memory_plan`).
+        self.layouts: dict[Node, tuple[Any, Any]] = {}
+
+    def __call__(self, node: Node, env: dict[Node, Any]) -> tuple | None:
+        """(device code, result bytes, can write into a given buffer, byte count, may be laid
+        into a buffer of another layout) of a node whose value is one tensor: a graph input, a
+        tensor an ATen op allocates, or a getitem; None for others. An op can write into a
+        buffer through an out= kernel of its own on the device (not a generated one that
+        computes and copies), or, for a same-device clone or _to_copy, as a `copy_` into it.
+        Bytes of symbolic sizes are size hints (the peak model's only input); 0 when a size
+        has no hint (unbacked), which keeps the node out of the plan. The byte count is the
+        planner's extent of numel * element size (a Symbol per distinct expression)."""
+        target = node.target
+        if node.op == "placeholder":
+            self.sources.add_input(node, node.meta.get("val", env.get(node)))
+        value = _tensor(env.get(node))
+        if value is None:
             return None
-        writes_into = info.out is not None and _backend_out(info.out, device.type)
-    else:
-        return None
-    code = _DEVICE_CODES.setdefault((device.type, device.index), len(_DEVICE_CODES))
-    return code, _bytes_hint(value), writes_into
+        device = _device_of(node, value)
+        if node.op == "placeholder" or target is operator.getitem:
+            writes_into = False
+        elif target in _COPIES:
+            writes_into = _copies_on_its_device(node, value, env)
+        elif isinstance(target, torch._ops.OpOverload):
+            info = op_info(target)
+            if info.mutates or not info.result_is_fresh:
+                return None
+            writes_into = info.out is not None and _backend_out(info.out, device.type)
+        else:
+            return None
+        code = _DEVICE_CODES.setdefault((device.type, device.index), len(_DEVICE_CODES))
+        hint = _bytes_hint(value)
+        if hint == 0:
+            return code, 0, writes_into, 0, False
+        recorded = node.meta.get("val")
+        layout = recorded if isinstance(recorded, torch.Tensor) else value
+        byte_size = self.symbols.extent(layout.numel() * layout.element_size())
+        return code, hint, writes_into, byte_size, writes_into and self._restridable(node, layout)
+
+    def _restridable(self, node: Node, t: torch.Tensor) -> bool:
+        """Dense from offset 0 (it then covers exactly its byte count), with sizes and strides
+        the graph can compute: an `as_strided` view of any dead buffer of as many bytes lays
+        it out."""
+        sizes, strides = t.shape, t.stride()
+        if is_static(t):
+            dense = is_dense(t) and t.storage_offset() == 0
+        else:
+            dense = t.storage_offset() == 0 and self.symbols.geometry(t, 0)[3] is not None
+            dense = dense and self.sources.expressible(sizes) and self.sources.expressible(strides)
+        if dense:
+            self.layouts[node] = (tuple(sizes), tuple(strides))
+        return dense
 
 
 def _tensor(value: Any) -> torch.Tensor | None:
@@ -100,16 +138,34 @@ def _backend_out(out: torch._ops.OpOverload, device_type: str) -> bool:
     return found
 
 
-def apply_memory_plan(nodes: list[Node], plan: _C.planner.Plan) -> None:
+def apply_memory_plan(nodes: list[Node], plan: _C.planner.Plan, facts: MemoryFacts) -> None:
     """`y = f(args)` -> `y = f.out(args, out=d)` (`clone(x)`, `_to_copy(x)`: `copy_(d, x)`)
     for each reuse the plan made: `d` is the node whose tensor is the dead buffer (the same
-    sizes, strides, dtype and device as y)."""
-    for i, donor in plan.reuses():
+    sizes, strides, dtype and device as y), or, where the plan says the buffer is laid out
+    otherwise, `as_strided(d, y's sizes, y's strides, 0)` (the same byte count)."""
+    writer = SizeWriter(nodes[0].graph, facts.sources) if nodes else None
+    for i, donor, restrided in plan.reuses():
         node = nodes[i]
+        into = nodes[donor]
+        if restrided:
+            into = _laid_out(node, into, facts.layouts[node], writer)
         if node.target in _COPIES:  # copy_(d, x): d's layout is the result's
             node.target = torch.ops.aten.copy_.default
-            node.args, node.kwargs = (nodes[donor], node.args[0]), {}
+            node.args, node.kwargs = (into, node.args[0]), {}
             continue
         info = op_info(node.target)
         node.target = info.out
-        node.kwargs = {**node.kwargs, info.out_arg_name: nodes[donor]}
+        node.kwargs = {**node.kwargs, info.out_arg_name: into}
+
+
+def _laid_out(node: Node, buffer: Node, layout: tuple[Any, Any], writer: SizeWriter) -> Node:
+    """`as_strided(buffer, sizes, strides, 0)` just before `node`, its sizes computed in the
+    graph where they are symbolic."""
+    sizes, strides = layout
+    with node.graph.inserting_before(node):
+        args = (buffer, writer.values(sizes), writer.values(strides), 0)
+        view = node.graph.call_function(torch.ops.aten.as_strided.default, args)
+    found = view_val(torch.ops.aten.as_strided.default, buffer, (list(sizes), list(strides), 0), {})
+    if found is not None:
+        view.meta["val"] = found
+    return view

@@ -17,6 +17,7 @@ from fxinplace._reinplace.auto_functionalized.v1 import AFV1, AFv1Call, read_v1_
 from fxinplace._reinplace.auto_functionalized.v2 import AFV2, AFv2Call, read_call
 from fxinplace._reinplace.errors import ReinplaceInputError
 from fxinplace._reinplace.higher_order import is_opaque_higher_order
+from fxinplace._reinplace.memory import MemoryFacts
 from fxinplace._reinplace.metadata import Fresh, Metadata
 from fxinplace._reinplace.op_info import op_info
 from fxinplace._reinplace.symbolic import Symbols, is_static
@@ -33,6 +34,8 @@ class GraphReading:
     afv2_calls: dict[int, AFv2Call | AFv1Call]
     # ATen op node -> the other operands its result may go into (for Plan.decision(i).slot > 0)
     destinations: dict[int, list[tuple[Node, Any]]]
+    # the memory facts read (with_memory_facts), for applying the memory plan
+    memory: MemoryFacts | None = None
 
 
 def read_graph(
@@ -41,19 +44,21 @@ def read_graph(
     *,
     with_destinations: bool = False,
     compiler_facts: Callable[[Node], list[tuple[Node, bool, bool, bool, bool, bool]]] | None = None,
-    memory_facts: Callable[[Node, dict[Node, Any]], tuple[int, int, bool] | None] | None = None,
+    with_memory_facts: bool = False,
 ) -> GraphReading:
     """with_destinations: also list, for each elementwise op, the other operands its result
     could go into (only read by the planner under PlanOptions.dead_operand_destinations).
     compiler_facts: what the compiler the graph goes to does with each op node (for the
-    planner's Inductor policy; see `inductor_policy`). memory_facts: a node's device, bytes
-    and backend out= kernel, from its value (for the memory plan; see `memory`)."""
+    planner's Inductor policy; see `inductor_policy`). with_memory_facts: each node's device,
+    bytes, backend out= kernel and byte count, from its value (for the memory plan; see
+    `memory.MemoryFacts`)."""
     env = metadata.env
     nodes = list(gm.graph.nodes)
     index = {n: i for i, n in enumerate(nodes)}
     storages = _Storages(metadata.same_storage)
     symbols = Symbols()
     values = _Values(env, storages, symbols)
+    memory_facts = MemoryFacts(symbols) if with_memory_facts else None
     b = _C.planner.GraphBuilder()
     afv2_calls: dict[int, AFv2Call | AFv1Call] = {}
     destinations: dict[int, list[tuple[Node, Any]]] | None = {} if with_destinations else None
@@ -75,7 +80,7 @@ def read_graph(
             found = memory_facts(node, env)
             if found is not None:  # one tensor: the builder recorded exactly it
                 b.memory_facts(i, *found)
-    return GraphReading(b, nodes, afv2_calls, destinations or {})
+    return GraphReading(b, nodes, afv2_calls, destinations or {}, memory_facts)
 
 
 def _read_call(

@@ -91,6 +91,7 @@ class ReinplaceReport:
                 lines.append(
                     f"{self._names[i]}: memory: reuses the buffer of {self._names[m.donor]} "
                     f"({m.bytes} bytes, dead after {self._names[m.freed_after]})"
+                    + (", laid out anew (as_strided)" if m.restrided else "")
                 )
             else:
                 lines.append(f"{self._names[i]}: memory: allocates ({m.bytes} bytes): {m.reason.text}")

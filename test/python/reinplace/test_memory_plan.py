@@ -50,9 +50,16 @@ def _same_as_unplanned_and_eager(fn, gm, unplanned, args):
 
 
 def _reuses(gm):
-    """node name -> the name of the node passed as out= (the dead buffer)."""
+    """node name -> the name of the node passed as out= (the dead buffer), written
+    `as_strided(name)` when the buffer is laid out anew."""
+
+    def buffer(out):
+        if out.target is aten.as_strided.default:
+            return f"as_strided({out.args[0].name})"
+        return out.name
+
     return {
-        n.name: n.kwargs["out"].name
+        n.name: buffer(n.kwargs["out"])
         for n in gm.graph.nodes
         if n.op == "call_function" and isinstance(n.kwargs.get("out"), torch.fx.Node)
     }
@@ -127,18 +134,88 @@ def test_inputs_and_outputs_are_never_reused():
     _same_as_unplanned_and_eager(f, gm, unplanned, args)
 
 
-def test_another_dtype_or_layout_is_not_a_match():
+def test_another_dtype_of_the_same_byte_count_is_not_a_match():
+    def f(a, b, c64, e64):
+        d = torch.mm(a, b)  # 64 bytes of float32
+        s = d.sum()
+        y64 = torch.mm(c64, e64)  # 64 bytes of float64
+        return y64, s
+
+    f64 = torch.float64
+    args = (torch.randn(4, 4), torch.randn(4, 4), torch.randn(2, 4, dtype=f64), torch.randn(4, 4, dtype=f64))
+    gm, unplanned, report = _planned(f, args)
+    assert _reuses(gm) == {}
+    assert "mm_1: memory: allocates (64 bytes): no dead buffer" in report.explain()
+    _same_as_unplanned_and_eager(f, gm, unplanned, args)
+
+
+def test_another_layout_of_the_same_sizes_is_laid_out_anew():
     def f(a, b, x):
         d = torch.mm(a, b)
         s = d.sum()
-        y64 = torch.mm(a.double(), b.double())  # float64: not d's dtype
         yt = torch.add(x.t(), 1)  # d's sizes, transposed strides (add keeps its input's layout)
-        return y64 + s, yt
+        return yt.sum() + s
 
     args = (torch.randn(4, 4), torch.randn(4, 4), torch.randn(4, 4))
-    gm, unplanned, _ = _planned(f, args)
-    assert "mm" not in _reuses(gm).values()
+    gm, unplanned, report = _planned(f, args)
+    assert _reuses(gm) == {"add": "as_strided(mm)"}  # the same 64 bytes, strided (1, 4)
+    view = gm.graph.find_nodes(op="call_function", target=aten.as_strided.default)[0]
+    assert view.args[1:] == ([4, 4], [1, 4], 0)
+    assert (
+        "add: memory: reuses the buffer of mm (64 bytes, dead after sum_1), laid out anew" in report.explain()
+    )
     _same_as_unplanned_and_eager(f, gm, unplanned, args)
+
+
+def _reshaped(x, w):
+    a = torch.mm(x, w)  # (n, 16)
+    s = a.sum()  # a dies
+    b = torch.mm(w.t(), x.t())  # (16, n): a's byte count, another shape
+    c = torch.mm(b, x)  # (16, 8)
+    return c + s
+
+
+@pytest.mark.parametrize("mode", ["real", "symbolic"])
+def test_a_buffer_of_the_same_byte_count_serves_another_shape(mode):
+    args = (torch.randn(5, 8), torch.randn(8, 16))
+    gm, unplanned, report = _planned(_reshaped, args, mode=mode)
+    assert _reuses(gm) == {"mm_1": "as_strided(mm)"}
+    assert "mm_1: memory: reuses the buffer of mm (320 bytes, dead after sum_1), laid out anew" in (
+        report.explain()
+    )
+    _same_as_unplanned_and_eager(_reshaped, gm, unplanned, args)
+    if mode == "symbolic":  # the view's sizes are computed in the graph: right at a second size
+        sizes = {n.target for n in gm.graph.nodes if n.op == "call_function"}
+        assert aten.sym_size.int in sizes, gm.code
+        _same_as_unplanned_and_eager(_reshaped, gm, unplanned, (torch.randn(7, 8), torch.randn(8, 16)))
+
+
+def test_a_result_that_leaves_the_graph_takes_only_a_buffer_of_its_own_layout():
+    def f(a, b, x):
+        d = torch.mm(a, b)
+        s = d.sum()
+        yt = torch.add(x.t(), 1)  # returned: it would be a view of d's buffer
+        return yt, s
+
+    args = (torch.randn(4, 4), torch.randn(4, 4), torch.randn(4, 4))
+    gm, unplanned, report = _planned(f, args)
+    assert _reuses(gm) == {}
+    assert "add: memory: allocates (64 bytes): no dead buffer" in report.explain()
+    _same_as_unplanned_and_eager(f, gm, unplanned, args)
+
+
+def test_byte_counts_equal_only_at_the_hint_are_not_a_match():
+    def f(x, y, w):
+        a = torch.mm(x, w)  # (s0, 4)
+        s = a.sum()
+        b = torch.mm(w.t(), y.t())  # (4, s1): a's byte count at the hint only
+        return b.sum() + s
+
+    args = (torch.randn(3, 4), torch.randn(3, 4), torch.randn(4, 4))
+    with fx_config.patch(use_duck_shape=False):
+        gm, unplanned, _ = _planned(f, args, mode="symbolic")
+    assert _reuses(gm) == {}
+    _same_as_unplanned_and_eager(f, gm, unplanned, (torch.randn(2, 4), torch.randn(5, 4), torch.randn(4, 4)))
 
 
 def test_symbolic_sizes_equal_only_at_the_hint_are_not_a_match():
