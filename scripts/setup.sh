@@ -19,7 +19,7 @@ fi
 echo "[setup] installing torch==2.13.0 and the test tools into .venv (first time: a few minutes)"
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/python -m pip install -q torch==2.13.0 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/python -m pip install -q pytest pytest-xdist tqdm ruff clang-format build pybind11-stubgen==3.0.0 "transformers>=4.40" 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python -m pip install -q pytest pytest-xdist tqdm ruff clang-format build pybind11-stubgen==3.0.0 "transformers>=4.40" matplotlib 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 echo "[setup] building fxinplace (C++ extension) against that torch"
 # --no-build-isolation: build against the torch above instead of fetching another.

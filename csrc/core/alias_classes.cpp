@@ -18,9 +18,10 @@ AliasClasses::AliasClasses(const Graph& g)
     if (user.kind == NodeKind::kInput || user.kind == NodeKind::kConstant)
       for (const TensorValue& v : user.results) {
         AliasClass& c = classes_[static_cast<size_t>(v.storage)];
-        if (user.kind == NodeKind::kInput)
+        if (user.kind == NodeKind::kInput) {
           ++c.inputs;
-        else
+          if (user.donated) ++c.donated_inputs;
+        } else
           c.has_constant = true;
       }
     if (user.kind == NodeKind::kOutput)
@@ -72,6 +73,7 @@ void AliasClasses::merge(StorageId a, StorageId b) {
   AliasClass& w = classes_[static_cast<size_t>(win)];
   AliasClass& l = classes_[static_cast<size_t>(lose)];
   w.inputs += l.inputs;
+  w.donated_inputs += l.donated_inputs;
   w.has_constant = w.has_constant || l.has_constant;
   w.returned = w.returned || l.returned;
   w.returned_empty = w.returned_empty || l.returned_empty;

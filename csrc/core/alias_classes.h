@@ -16,6 +16,9 @@ struct AliasClass {
   // Graph inputs and constants in the class (memory the caller owns).
   int32_t inputs = 0;
   bool has_constant = false;
+  // Of those inputs, AOTAutograd's donated backward inputs (saved activations
+  // the backward may free; facts given under PlanOptions::plan_memory only).
+  int32_t donated_inputs = 0;
   // Latest node that reads the class and is neither a view of it nor a scatter.
   NodeId last_read = kNoNode;
   // Scatters that read the class, ascending; those before `pruned` are behind
@@ -35,6 +38,11 @@ struct AliasClass {
   // Write-backs into the class (functionalization's copy_ into an input), ascending.
   std::vector<NodeId> write_backs;
   bool is_input() const { return inputs > 0 || has_constant; }
+  // One donated input and nothing else the caller owns or reads back: its
+  // memory is the graph's to overwrite once no one reads it again.
+  bool is_donated_input() const {
+    return inputs == 1 && donated_inputs == 1 && !has_constant && write_backs.empty();
+  }
 };
 
 class AliasClasses {

@@ -42,6 +42,9 @@ enum class Action : uint8_t {
   X(kSelfOverlaps, "self_overlaps", "self has internal overlap (several indices share one element)")     \
   X(kSelfIsInput, "self_is_input", "self aliases a graph input or constant")                             \
   X(kInputShared, "input_shared", "self is a graph input sharing storage with another input")            \
+  X(kReturnedFromDonatedInput, "returned_from_donated_input",                                            \
+    "self is a donated backward input and the result is returned: an output may not live in an "         \
+    "input's memory")                                                                                    \
   X(kInputNotWrittenBack, "input_not_written_back",                                                      \
     "self is a graph input the program does not write back (no copy_ into it after the op)")             \
   X(kWritesOutsideInput, "writes_outside_input",                                                         \

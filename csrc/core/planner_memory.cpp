@@ -100,6 +100,9 @@ class MemoryWalk {
     NodeId donor = kNoNode;  // the node whose tensor covers the buffer (passed as out=)
     Int bytes = 0;
     bool is_free = false;
+    // The buffer is a donated input's memory: no result that leaves the
+    // graph may take it (an output would live in an input's memory).
+    bool donated_input = false;
   };
   using Key = std::tuple<GeomId, int32_t, int32_t>;  // (geometry, dtype, device)
   // (whether the byte count is known, its value or symbol, dtype, device)
@@ -178,6 +181,7 @@ class MemoryWalk {
       if (st.start == kNoNode) continue;
       if (whole_[at(allocated)] != kNoNode) st.bytes = g_.at(whole_[at(allocated)]).result_bytes;
       st.donor = covering_node(allocated);
+      st.donated_input = c.inputs > 0;
       if (!st.escapes && st.donor != kNoNode) dies_after_[at(st.death)].push_back(root);
     }
   }
@@ -229,16 +233,18 @@ class MemoryWalk {
 
   // The most recently freed buffer still dead in `stack`, or -1 (entries of
   // buffers taken since, or merged under another root, are dropped here: a
-  // buffer sits in two lists, by layout and by byte count).
+  // buffer sits in two lists, by layout and by byte count). A result that
+  // escapes passes over donated inputs' buffers.
   template <typename Map, typename K>
-  StorageId most_recent_free(Map& lists, const K& key) {
+  StorageId most_recent_free(Map& lists, const K& key, bool escapes) {
     auto found = lists.find(key);
     if (found == lists.end()) return -1;
     std::vector<StorageId>& stack = found->second;
-    while (!stack.empty() &&
-           (classes_.root(stack.back()) != stack.back() || !by_root_[at(stack.back())].is_free))
-      stack.pop_back();
-    return stack.empty() ? -1 : stack.back();
+    auto stale = [&](StorageId s) { return classes_.root(s) != s || !by_root_[at(s)].is_free; };
+    while (!stack.empty() && stale(stack.back())) stack.pop_back();
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it)
+      if (!stale(*it) && !(escapes && by_root_[at(*it)].donated_input)) return *it;
+    return -1;
   }
 
   void decide(NodeId i, MemoryDecision& d, LiveBytes& live, Int peak) {
@@ -264,10 +270,11 @@ class MemoryWalk {
     // that leaves the graph: the caller would get a view of another tensor's
     // memory (`._base` set), which autograd treats as a view of a custom
     // Function's output when written in place.
-    StorageId dead = most_recent_free(free_, key_of(i));
+    bool escapes = by_root_[at(own)].escapes;
+    StorageId dead = most_recent_free(free_, key_of(i), escapes);
     bool restrided = false;
-    if (dead < 0 && n.restridable && !n.byte_size.is(0) && !by_root_[at(own)].escapes) {
-      dead = most_recent_free(free_by_size_, size_key_of(i));
+    if (dead < 0 && n.restridable && !n.byte_size.is(0) && !escapes) {
+      dead = most_recent_free(free_by_size_, size_key_of(i), escapes);
       restrided = dead >= 0;
     }
     if (dead < 0) {
@@ -305,6 +312,7 @@ class MemoryWalk {
     st.death = std::max(mine.death, theirs.death);
     st.donor = theirs.donor;
     st.bytes = theirs.bytes;
+    st.donated_input = theirs.donated_input;
     st.is_free = false;
     if (!st.escapes) dies_after_[at(st.death)].push_back(root);
   }

@@ -42,13 +42,20 @@ std::optional<Decision> Walk::check_write(NodeId i, const WriteSlot& slot, NodeI
   if (!tv) return refuse(Reason::kNotCandidate);
   AliasClass& c = classes_.of(tv->storage);
   bool written_back = false;
-  if (c.is_input()) {
+  // A donated backward input (a saved activation the backward frees) is
+  // written like an intermediate once dead: `y = pow(saved, 2)` with `saved`
+  // read for the last time here becomes `pow_(saved, 2)`.
+  bool donated = c.is_donated_input();
+  if (c.is_input() && !donated) {
     bool may_reuse = node.kind == NodeKind::kAutoFunctionalized || options_.reuse_written_back_inputs;
     if (c.has_constant || !may_reuse) return refuse(Reason::kSelfIsInput);
     if (auto refused = check_input_written_back(i, target, holder)) return refused;
     if (!writes_within_input(i, slot)) return refuse(Reason::kWritesOutsideInput);
     written_back = true;
   }
+  if (const TensorValue* held = holder == kNoNode ? nullptr : value(holder);
+      donated && held && classes_.of(held->storage).returned)
+    return refuse(Reason::kReturnedFromDonatedInput);
   if (auto refused = check_other_operands(i, slot, elementwise)) return refused;
   // The value `holder` holds (an op's result, a custom op's new base, a
   // `_foreach_*` element) would live in target's memory: returned from a graph

@@ -5,6 +5,7 @@
     python -m fxinplace bench --model chain --nodes 10000
     python -m fxinplace bench --program saved.pt2       # a torch.export.save'd program
     python -m fxinplace explain --function mypkg.mod:f --inputs 4x4,4:int64
+    python -m fxinplace memory --model llama --train --plot live.png
 
 `bench` runs torch.fx.passes.reinplace.reinplace and fxinplace.reinplace on fresh
 copies of the functional graph and prints what each did, how long each took,
@@ -12,6 +13,9 @@ whether fxinplace's code is the stock pass's (the drop-in claim) and whether eac
 result computes what the un-rewritten graph and the eager program compute.
 Exit status: 0 when everything matches, 1 on a mismatch, 2 when a pass raised.
 `explain` prints fxinplace's decision, and its reason, for every candidate node.
+`memory` runs the functional graph (as aot_eager runs its graphs), the graph re-inplaced as
+the compile backend does it, and the same with the memory plan, and prints the bytes each
+holds at each node (and draws them with --plot, which needs matplotlib: `fxinplace[plot]`).
 
 The built-in models need `pip install fxinplace[bench]` (transformers).
 """
@@ -185,6 +189,93 @@ def cmd_explain(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+_MEMORY_VARIANTS = (
+    ("functional", None),
+    ("fxinplace", {"policy": "compile"}),
+    ("fxinplace+plan", {"policy": "compile", "memory_plan": True}),
+)
+
+
+def cmd_memory(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from fxinplace import reinplace
+    from fxinplace.testing.harness.live_bytes import live_bytes
+
+    if ns.plot:
+        try:
+            import matplotlib
+        except ModuleNotFoundError:
+            parser.error("--plot needs matplotlib: pip install 'fxinplace[plot]'")
+        matplotlib.use("Agg")
+    src = _source(ns, parser)
+    timelines = {}
+    for label, options in _MEMORY_VARIANTS:
+        gm = src.make_gm()
+        try:
+            if options is not None:
+                reinplace(gm, *src.args, **options)
+            timelines[label] = live_bytes(gm, tuple(sources.fresh_args(src.args)))
+        except Exception:
+            traceback.print_exc()
+            print(f"{label} raised on {src.name}", file=sys.stderr)
+            return 2
+    want = torch.utils._pytree.tree_leaves(timelines["functional"].result)
+    same = {
+        label: all(
+            torch.equal(w, g) if isinstance(w, torch.Tensor) else w == g
+            for w, g in zip(want, torch.utils._pytree.tree_leaves(t.result), strict=True)
+        )
+        for label, t in timelines.items()
+    }
+    print(f"graph: {src.name}, {len(timelines['functional'].names)} call nodes (the inputs are not counted)")
+    rows = [
+        [label, _mib(t.peak), _mib(t.allocated_bytes), str(t.allocations), "yes" if same[label] else "NO"]
+        for label, t in timelines.items()
+    ]
+    print(tables.markdown_table(["graph", "peak MiB", "allocated MiB", "allocations", "= functional"], rows))
+    print(f"\nbytes held at each node ({ns.width} columns, each the most held in its stretch of nodes):")
+    top = max(t.peak for t in timelines.values()) or 1
+    for label, t in timelines.items():
+        print(f"{label:>15} |{_bars(t.live, ns.width, top)}|")
+    if ns.plot:
+        _plot(timelines, src.name, ns.plot)
+        print(f"\nwrote {ns.plot}")
+    return 0 if all(same.values()) else 1
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.3f}"
+
+
+def _bars(values: list[int], width: int, top: int) -> str:
+    """One character per stretch of nodes, its height the stretch's maximum against `top`."""
+    levels = " ▁▂▃▄▅▆▇█"
+    if not values:
+        return ""
+    width = min(width, len(values))
+    out = []
+    for k in range(width):
+        stretch = values[
+            k * len(values) // width : max((k + 1) * len(values) // width, k * len(values) // width + 1)
+        ]
+        out.append(levels[round(max(stretch) / top * (len(levels) - 1))])
+    return "".join(out)
+
+
+def _plot(timelines: dict, title: str, path: str) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 4))
+    for label, t in timelines.items():
+        ax.step(range(len(t.live)), [b / 2**20 for b in t.live], where="post", label=label)
+    ax.set_xlabel("node")
+    ax.set_ylabel("MiB held")
+    ax.set_title(f"{title}: bytes held at each node")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fxinplace", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -231,6 +322,14 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--lines", type=_positive_int, default=40, help="how many decision lines (40)")
     explain.add_argument("--all", action="store_true", help="include nodes that are not candidates")
     explain.set_defaults(func=cmd_explain)
+
+    memory = sub.add_parser(
+        "memory", help="bytes held at each node: the functional graph, re-inplaced, and with the memory plan"
+    )
+    graph_args(memory)
+    memory.add_argument("--width", type=_positive_int, default=60, help="columns of the text timeline (60)")
+    memory.add_argument("--plot", metavar="OUT.png", help="also draw the three timelines (needs matplotlib)")
+    memory.set_defaults(func=cmd_memory)
     return parser
 
 

@@ -132,3 +132,37 @@ TEST(MemoryPlan, AResultLaidOutAnewTakesABufferOfItsByteCountUnlessItEscapes) {
   EXPECT_TRUE(memory_at(p, r).restrided);
   EXPECT_EQ(memory_at(p, k).reason, MemoryReason::kNoDeadBuffer);
 }
+
+// saved (donated), g: s = sin(saved); m = mul(g, s); r = neg(m); return r.
+// sin reads saved for the last time: written in place into it. mul goes into
+// that buffer too (s dies there); neg's result is returned, so it may not.
+TEST(MemoryPlan, ADonatedInputIsWrittenInPlaceButReturnsNothing) {
+  Builder b;
+  NodeId saved = b.input({4, 4});
+  b.memory_facts(saved, 64, false);
+  b.donated(saved);
+  NodeId g = b.input({4, 4});
+  NodeId s = b.op({saved}, {4, 4});
+  NodeId m = b.op({s, g}, {4, 4});
+  NodeId r = b.op({m}, {4, 4});
+  b.output({r});
+  Plan p = b.plan(planning_memory());
+  EXPECT_EQ(p.decisions.at(static_cast<size_t>(s)).action, Action::kInplace);
+  EXPECT_EQ(p.decisions.at(static_cast<size_t>(m)).action, Action::kInplace);
+  EXPECT_EQ(p.decisions.at(static_cast<size_t>(r)).reason, Reason::kReturnedFromDonatedInput);
+}
+
+// saved (donated): t = sum(saved) (saved dies); y = mm(w, w) {4, 4}; return
+// y, t: y leaves the graph, so it takes no donated input's buffer.
+TEST(MemoryPlan, AResultThatLeavesTheGraphTakesNoDonatedBuffer) {
+  Builder b;
+  NodeId saved = b.input({4, 4});
+  b.memory_facts(saved, 64, false);
+  b.donated(saved);
+  NodeId w = b.input({4, 4});
+  NodeId t = b.op({saved}, {}, /*has_inplace=*/false, /*pointwise=*/false);
+  NodeId y = matmul(b, w, w);
+  b.output({y, t});
+  Plan p = b.plan(planning_memory());
+  EXPECT_EQ(memory_at(p, y).reason, MemoryReason::kNoDeadBuffer);
+}

@@ -125,6 +125,8 @@ class Builder {
   void memory_facts(NodeId n, Int bytes, bool out_kernel, int32_t device = 0, bool restridable = false) {
     b_.memory_facts(n, device, bytes, out_kernel, bytes, restridable);
   }
+  // A graph input AOTAutograd donates to the backward (a saved activation).
+  void donated(NodeId input) { b_.donated_input(input); }
   Plan plan(PlanOptions options) { return b_.plan(options); }
   Plan plan() { return b_.plan(); }
 

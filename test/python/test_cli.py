@@ -81,3 +81,64 @@ def test_arguments_that_do_not_fit_are_argparse_errors(argv, message, capsys):
         cli.main(argv)
     assert info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def _matmul_chain(a, b):
+    y1 = torch.mm(a, b)
+    y2 = torch.mm(y1, b)
+    return torch.mm(y2, b)  # y1 is dead: the memory plan writes this into y1's buffer
+
+
+def _memory_rows(out: str) -> dict[str, list[str]]:
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 5:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_memory_measures_bytes_held_at_each_node(capsys):
+    from fxinplace.testing.harness.live_bytes import live_bytes
+
+    args = (torch.randn(4, 4), torch.randn(4, 4))
+    gm = torch.fx.experimental.proxy_tensor.make_fx(_matmul_chain)(*args)
+    t = live_bytes(gm, args)
+    # 64 bytes per result: y1; y1 and y2; y2 and the result (y1 dropped after its last use).
+    assert (t.live, t.allocated_bytes, t.allocations) == ([64, 128, 128], 192, 3)
+
+    def written_in_place(a, b):
+        y = torch.mm(a, b)
+        y.relu_()  # its result is unused: dropped at once, it holds y no longer than y is used
+        s = y.sum()
+        return torch.mm(a, b), s
+
+    t = live_bytes(torch.fx.experimental.proxy_tensor.make_fx(written_in_place)(*args), args)
+    assert t.live == [64, 64, 68, 68]
+
+    assert cli.main(["memory", "--function", f"{__name__}:_matmul_chain", "--inputs", "4x4,4x4"]) == 0
+    out = capsys.readouterr().out
+    rows = _memory_rows(out)
+    assert rows["functional"][2:] == ["3", "yes"]
+    assert rows["fxinplace+plan"][2:] == ["2", "yes"]  # the last mm reuses y1's buffer
+    assert "fxinplace+plan |" in out
+
+
+def test_memory_plot_without_matplotlib_is_an_argparse_error(monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    with pytest.raises(SystemExit) as e:
+        cli.main(
+            ["memory", "--function", f"{__name__}:_matmul_chain", "--inputs", "4x4,4x4", "--plot", "x.png"]
+        )
+    assert e.value.code == 2
+    assert "--plot needs matplotlib: pip install 'fxinplace[plot]'" in capsys.readouterr().err
+
+
+def test_memory_plot_draws_the_timelines(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "live.png"
+    argv = ["memory", "--function", f"{__name__}:_matmul_chain", "--inputs", "4x4,4x4", "--plot", str(path)]
+    assert cli.main(argv) == 0
+    assert path.stat().st_size > 0

@@ -117,6 +117,7 @@ class Reason(PybindEnum):
     RESULT_NOT_SINGLE_TENSOR: typing.ClassVar[Reason]
     RESULT_READ_AFTER_WRITE_BACK: typing.ClassVar[Reason]
     RETURNED_AS_PARTIAL_VIEW: typing.ClassVar[Reason]
+    RETURNED_FROM_DONATED_INPUT: typing.ClassVar[Reason]
     SCATTER_KEPT_FOR_FUSION: typing.ClassVar[Reason]
     SCATTER_UNPROVEN: typing.ClassVar[Reason]
     SELF_FLIPS_VALUES: typing.ClassVar[Reason]

@@ -85,7 +85,7 @@ def from_function(spec: str, inputs: str) -> GraphSource:
         raise ValueError(f"{spec!r}: expected package.module:function")
     fn = getattr(importlib.import_module(module_name), attr)
     args = tuple(parse_inputs(inputs))
-    gm = make_fx(torch.func.functionalize(fn))(*_fresh_args(args))
+    gm = make_fx(torch.func.functionalize(fn))(*fresh_args(args))
 
     def make_gm() -> GraphModule:
         return GraphModule(gm, _copy_graph(gm))
@@ -119,13 +119,14 @@ def parse_inputs(text: str) -> list[torch.Tensor]:
     return tensors
 
 
-def _fresh_args(args: tuple) -> list[Any]:
+def fresh_args(args: tuple) -> list[Any]:
+    """Clones of the tensor args (the rest as they are): a run that mutates nothing shared."""
     return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
 
 def _eager_of(fn: Callable[..., Any], args: tuple) -> Callable[[], EagerReference]:
     def eager() -> EagerReference:
-        fresh = _fresh_args(args)
+        fresh = fresh_args(args)
         out = torch.utils._pytree.tree_leaves(fn(*fresh))
         return out, fresh
 

@@ -273,3 +273,52 @@ def test_memory_plan_needs_the_compile_policy():
             fxinplace.reinplace_report(
                 gm, torch.randn(4, 4), torch.randn(4, 4), policy=policy, memory_plan=True
             )
+
+
+def _backward_of_cos(saved, grad):
+    s = torch.sin(saved)  # saved's last read: a donated buffer may take s
+    return (torch.mul(grad, s).neg(),)
+
+
+def test_a_donated_input_read_for_the_last_time_is_written_in_place():
+    args = (torch.randn(4, 4), torch.randn(4, 4))
+    gm = make_fx(_backward_of_cos)(*args)
+    report = fxinplace.reinplace_report(
+        gm, *args, policy="compile", memory_plan=True, donated_inputs=(0,), check=True
+    )
+    assert "sin: inplace: done" in report.explain()
+    (sin,) = (n for n in gm.graph.nodes if n.target is aten.sin_.default)
+    assert sin.args[0].op == "placeholder" and sin.args[0].name == "saved_1"
+    want = _backward_of_cos(*[a.clone() for a in args])
+    got = gm(*[a.clone() for a in args])
+    assert torch.equal(want[0], got[0])
+
+
+def test_an_input_not_donated_or_shared_with_another_is_not_written():
+    args = (torch.randn(4, 4), torch.randn(4, 4))
+    gm = make_fx(_backward_of_cos)(*args)
+    report = fxinplace.reinplace_report(gm, *args, policy="compile", memory_plan=True, check=True)
+    assert "sin: keep: self is a graph input" in report.explain()
+    base = torch.randn(2, 4, 4)  # two donated inputs on one storage: neither is the graph's
+    gm = make_fx(_backward_of_cos)(base[0], base[1])
+    report = fxinplace.reinplace_report(
+        gm, base[0], base[1], policy="compile", memory_plan=True, donated_inputs=(0, 1), check=True
+    )
+    assert "sin: keep:" in report.explain()
+
+
+def test_a_result_that_leaves_the_graph_takes_no_donated_buffer():
+    def f(saved, w):
+        s = saved.sum()  # the donated buffer dies here
+        a = torch.mm(w, w)  # not returned: may take it
+        t = a.sum()  # ... and dies, handing the donated memory on
+        y = torch.mm(w, w)  # returned: would be an output in an input's memory
+        return y, s + t
+
+    args = (torch.randn(4, 4), torch.randn(4, 4))
+    gm = make_fx(f)(*args)
+    report = fxinplace.reinplace_report(
+        gm, *args, policy="compile", memory_plan=True, donated_inputs=(0,), check=True
+    )
+    assert _reuses(gm) == {"mm": "saved_1"}
+    assert "mm_1: memory: allocates (64 bytes): no dead buffer" in report.explain()
