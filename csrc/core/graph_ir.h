@@ -160,8 +160,9 @@ struct Node {
   int32_t device = -1;
   Int result_bytes = 0;
   bool out_kernel = false;
-  // The result's byte count as an expression (symbolic sizes: equal only as
-  // the same expression, never by hint), and whether it may be laid into a
+  // The result's byte count: known, or a symbol naming it (symbolic sizes:
+  // equal only as the same expression, never by hint; the walk compares byte
+  // counts of one dtype only), and whether it may be laid into a
   // dead buffer of that byte count but another layout: the result is dense
   // from offset 0 and the frontend can write its sizes and strides in the
   // graph (`as_strided(d, sizes, strides, 0)`).

@@ -12,7 +12,6 @@ from torch._prims_common import is_non_overlapping_and_dense_or_false as is_dens
 from torch.fx import Node
 
 from fxinplace import _C
-from fxinplace._reinplace.fx_edit import view_val
 from fxinplace._reinplace.metadata import Fresh
 from fxinplace._reinplace.op_info import op_info
 from fxinplace._reinplace.size_exprs import SizeSources, SizeWriter
@@ -71,8 +70,19 @@ class MemoryFacts:
             return code, 0, writes_into, 0, False
         recorded = node.meta.get("val")
         layout = recorded if isinstance(recorded, torch.Tensor) else value
-        byte_size = self.symbols.extent(layout.numel() * layout.element_size())
+        byte_size = self._byte_size(layout)
         return code, hint, writes_into, byte_size, writes_into and self._restridable(node, layout)
+
+    def _byte_size(self, t: torch.Tensor) -> Any:
+        """numel * element size: an int, or the Symbol of ("numel", its expression) (the
+        planner compares byte counts of one dtype only, so equal numels are equal bytes)."""
+        numel = t.numel()
+        if type(numel) is not int:
+            constant = numel.node.maybe_as_int()
+            if constant is None:
+                return self.symbols.symbol(("numel", numel.node.expr))
+            numel = constant
+        return numel * t.element_size()
 
     def _restridable(self, node: Node, t: torch.Tensor) -> bool:
         """Dense from offset 0 (it then covers exactly its byte count), with sizes and strides
@@ -165,7 +175,9 @@ def _laid_out(node: Node, buffer: Node, layout: tuple[Any, Any], writer: SizeWri
     with node.graph.inserting_before(node):
         args = (buffer, writer.values(sizes), writer.values(strides), 0)
         view = node.graph.call_function(torch.ops.aten.as_strided.default, args)
-    found = view_val(torch.ops.aten.as_strided.default, buffer, (list(sizes), list(strides), 0), {})
-    if found is not None:
-        view.meta["val"] = found
+    # The view's value is the result's own (its sizes, strides, dtype and device): replaying
+    # as_strided on the buffer's fake value costs milliseconds a node, and nothing after the
+    # pass reads which storage a value names.
+    if "val" in node.meta:
+        view.meta["val"] = node.meta["val"]
     return view

@@ -32,7 +32,10 @@ class Symbols:
         constant = v.node.maybe_as_int()
         if constant is not None:
             return constant
-        key = v.node.expr
+        return self.symbol(v.node.expr)
+
+    def symbol(self, key: Any) -> Any:
+        """The Symbol of an expression (or of any key naming a value: equal keys, equal values)."""
         found = self.ids.get(key)
         if found is None:
             found = self.ids[key] = _C.planner.Symbol(len(self.ids))
