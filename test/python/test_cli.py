@@ -22,12 +22,12 @@ class _WithBuffer(torch.nn.Module):
         return y * 2
 
 
-def _table(out: str) -> dict[str, list[str]]:
-    """The bench table's rows by their first cell."""
+def _table(out: str, columns: int = 3) -> dict[str, list[str]]:
+    """The rows of a printed table of `columns` columns (the bench table's: 3), by their first cell."""
     rows = {}
     for line in out.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("| ") and len(cells) == 3:
+        if line.startswith("| ") and len(cells) == columns:
             rows[cells[0]] = cells[1:]
     return rows
 
@@ -89,15 +89,6 @@ def _matmul_chain(a, b):
     return torch.mm(y2, b)  # y1 is dead: the memory plan writes this into y1's buffer
 
 
-def _memory_rows(out: str) -> dict[str, list[str]]:
-    rows = {}
-    for line in out.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("| ") and len(cells) == 5:
-            rows[cells[0]] = cells[1:]
-    return rows
-
-
 def test_memory_measures_bytes_held_at_each_node(capsys):
     from fxinplace.testing.harness.live_bytes import live_bytes
 
@@ -118,7 +109,7 @@ def test_memory_measures_bytes_held_at_each_node(capsys):
 
     assert cli.main(["memory", "--function", f"{__name__}:_matmul_chain", "--inputs", "4x4,4x4"]) == 0
     out = capsys.readouterr().out
-    rows = _memory_rows(out)
+    rows = _table(out, columns=5)
     assert rows["functional"][2:] == ["3", "yes"]
     assert rows["fxinplace+plan"][2:] == ["2", "yes"]  # the last mm reuses y1's buffer
     assert "fxinplace+plan |" in out

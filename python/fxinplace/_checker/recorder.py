@@ -23,7 +23,7 @@ from fxinplace._checker.refs import (
     _Ref,
     _run_target,
 )
-from fxinplace._checker.rules import _Translator
+from fxinplace._checker.rules import ZEROS, _Translator
 
 
 class _Recorder:
@@ -253,6 +253,8 @@ class _Recorder:
                 return found
             label = f"{label} (a value the functional graph does not compute)"
         else:
+            if name == ZEROS and (name, key) in self.slot_of:
+                return self.slot_of[(name, key)]  # zeros of one shape and dtype: one value
             self.slot_of[(name, key)] = len(self.slots)
         self.slots.append((label, list(t.shape), t.element_size(), _dtype_code(t.dtype)))
         return len(self.slots) - 1

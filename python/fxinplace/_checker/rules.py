@@ -292,6 +292,15 @@ class _Translator(_CustomOpRules):
                     f"node {self.node.name} ({name}) writes through a view with internal overlap"
                 )
             return [self.clone_like_aten(out, base), self.copy(view, src)]
+        if name == "aten::slice_backward":  # zeros, and grad_output in the slice
+            grad = bound.get("grad_output")
+            try:
+                view = _aten.slice.Tensor(out, bound["dim"], bound["start"], bound["end"], bound["step"])
+            except RuntimeError:
+                return None
+            if not (_same_kind(grad, out) and view.shape == grad.shape):
+                return None
+            return [self.zeros(out), self.copy(view, grad)]
         if name.endswith("_copy"):
             return self.copy_of_view(name, target, outs)
         return None
@@ -362,6 +371,10 @@ class _Translator(_CustomOpRules):
             self.direct_custom_op(queue.pop(0))
         elif target is _aten.copy_.default and twin in _COPY_FORMS:
             self.copy_into_buffer(self.functional.index_of.get(node.name, -1))
+        elif target is _aten.copy_.default and twin is _aten.slice_backward.default:
+            self.slice_backward_into_buffer(self.functional.index_of.get(node.name, -1))
+        elif target is _aten.zero_.default and twin is None:
+            self.zero_fill()
         elif target is _aten.copy_.default:
             # A scatter rewritten as view + copy_. A copy_ between dtypes converts values,
             # which the tag model does not follow (the functional scatter's converted
@@ -500,6 +513,36 @@ class _Translator(_CustomOpRules):
             self.node, counterpart, [], reads, effects, rule=_RULE_OUT, pointwise=True, self_operand=1
         )
 
+    def zeros(self, t: torch.Tensor) -> tuple:
+        """Zeros of t's shape and dtype: one value wherever a graph computes it (`zero_` in the
+        rewritten graph, the part of `slice_backward`'s result outside its slice)."""
+        key = ("zeros", tuple(t.shape), t.dtype)
+        return (_FILL, self.rec.ref(t), None, self.rec.slot(ZEROS, key, t, "zeros"), 0)
+
+    def zero_fill(self) -> None:
+        """`zero_(d)` with no functional counterpart (a memory plan clearing a dead buffer for a
+        `slice_backward`): d's values are not read; every element becomes zero."""
+        dst = _bind(self.target, self.snap_args, self.snap_kwargs)["self"]
+        reads = [("self", dst.source, dst.ref, False)]
+        effects = [self.zeros(self.value)]
+        self.rec.add(self.node, -1, [], reads, effects, rule=_RULE_INPLACE, pointwise=True, self_operand=0)
+
+    def slice_backward_into_buffer(self, counterpart: int) -> None:
+        """`copy_(slice(d, ...), grad)` standing for the functional `slice_backward(grad, ...)`
+        after `zero_(d)` (as a memory plan writes it into a dead buffer d): grad's values into
+        the slice, which goes last among the reads, not read; ATen's out= rule holds. The rest
+        of d must already hold the zeros the functional op has there."""
+        bound = _bind(self.target, self.snap_args, self.snap_kwargs)
+        dst, src = bound["self"], bound["src"]
+        reads = [("grad_output", src.source, src.ref, True), ("out", dst.source, dst.ref, False)]
+        live = _bind(self.target, self.args, self.kwargs)
+        if not (_same_kind(live["self"], live["src"]) and live["self"].shape == live["src"].shape):
+            raise _CannotCheck(f"node {self.node.name} (copy_ for slice_backward) converts or broadcasts")
+        effects = [self.copy(self.value, live["src"])]
+        self.rec.add(
+            self.node, counterpart, [], reads, effects, rule=_RULE_OUT, pointwise=True, self_operand=1
+        )
+
     def commutative_pair(self, functional_target: Any) -> bool:
         """`b.foo_(a)` may stand for `foo(a, b)`: foo commutes in its two tensor operands
         (add without alpha, mul, ...; the operator facts say which), and nothing else is passed."""
@@ -543,6 +586,8 @@ class _Translator(_CustomOpRules):
 
 # Functional copies a memory plan writes as `copy_` into a dead buffer.
 _COPY_FORMS = (_aten.clone.default, _aten._to_copy.default)
+# The slot name of zeros (of each shape and dtype): no node's name, one value wherever computed.
+ZEROS = "<zeros>"
 
 
 def _same_argument(name: str, mine: Any, theirs: Any, my_args: dict, their_args: dict) -> bool:

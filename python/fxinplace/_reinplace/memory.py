@@ -25,6 +25,10 @@ _BACKEND_OUT: dict[tuple[int, str], bool] = {}
 # Functional copies written as `copy_(d, x)` into a dead buffer d: `_to_copy` is an empty
 # tensor and a `copy_` into it (so the values, conversions included, are the same).
 _COPIES = (torch.ops.aten.clone.default, torch.ops.aten._to_copy.default)
+# `slice_backward(g, sizes, dim, start, end, step)` is zeros with g in one slice: written into
+# a dead buffer d as `zero_(d)` and `copy_(slice(d, dim, start, end, step), g)` (its out= form
+# is a generated one, which would allocate and copy).
+_SLICE_BACKWARD = torch.ops.aten.slice_backward.default
 
 
 class MemoryFacts:
@@ -57,6 +61,8 @@ class MemoryFacts:
             writes_into = False
         elif target in _COPIES:
             writes_into = _copies_on_its_device(node, value, env)
+        elif target is _SLICE_BACKWARD:  # zero_(d) and a copy_ into its slice
+            writes_into = value.layout == torch.strided
         elif isinstance(target, torch._ops.OpOverload):
             info = op_info(target)
             if info.mutates or not info.result_is_fresh:
@@ -149,23 +155,50 @@ def _backend_out(out: torch._ops.OpOverload, device_type: str) -> bool:
 
 
 def apply_memory_plan(nodes: list[Node], plan: _C.planner.Plan, facts: MemoryFacts) -> None:
-    """`y = f(args)` -> `y = f.out(args, out=d)` (`clone(x)`, `_to_copy(x)`: `copy_(d, x)`)
-    for each reuse the plan made: `d` is the node whose tensor is the dead buffer (the same
-    sizes, strides, dtype and device as y), or, where the plan says the buffer is laid out
-    otherwise, `as_strided(d, y's sizes, y's strides, 0)` (the same byte count)."""
+    """`y = f(args)` -> `y = f.out(args, out=d)` (`clone(x)`, `_to_copy(x)`: `copy_(d, x)`;
+    `slice_backward(g, ...)`: `zero_(d)` and `copy_(slice(d, ...), g)`) for each reuse the plan
+    made: `d` is the node whose tensor is the dead buffer (the same sizes, strides, dtype and
+    device as y), or, where the plan says the buffer is laid out otherwise,
+    `as_strided(d, y's sizes, y's strides, 0)` (the same byte count)."""
     writer = SizeWriter(nodes[0].graph, facts.sources) if nodes else None
+    # A slice_backward's value is its zero_ node's now (the node itself copies into a slice).
+    holder: dict[Node, Node] = {}
     for i, donor, restrided in plan.reuses():
         node = nodes[i]
-        into = nodes[donor]
+        into = holder.get(nodes[donor], nodes[donor])
         if restrided:
             into = _laid_out(node, into, facts.layouts[node], writer)
         if node.target in _COPIES:  # copy_(d, x): d's layout is the result's
             node.target = torch.ops.aten.copy_.default
             node.args, node.kwargs = (into, node.args[0]), {}
-            continue
-        info = op_info(node.target)
-        node.target = info.out
-        node.kwargs = {**node.kwargs, info.out_arg_name: into}
+        elif node.target is _SLICE_BACKWARD:
+            holder[node] = _zeroed_with_slice(node, into)
+        else:
+            info = op_info(node.target)
+            node.target = info.out
+            node.kwargs = {**node.kwargs, info.out_arg_name: into}
+
+
+def _zeroed_with_slice(node: Node, into: Node) -> Node:
+    """`y = slice_backward(g, sizes, dim, start, end, step)` -> `z = zero_(d)`,
+    `v = slice(z, dim, start, end, step)`, `y = copy_(v, g)`, and y's users read z."""
+    grad, _sizes, dim, start, end, step = _bound_slice_backward(node)
+    graph = node.graph
+    with graph.inserting_before(node):
+        zeroed = graph.call_function(torch.ops.aten.zero_.default, (into,))
+        view = graph.call_function(torch.ops.aten.slice.Tensor, (zeroed, dim, start, end, step))
+    if "val" in node.meta:
+        zeroed.meta["val"] = node.meta["val"]
+    node.replace_all_uses_with(zeroed)
+    node.target = torch.ops.aten.copy_.default
+    node.args, node.kwargs = (view, grad), {}
+    return zeroed
+
+
+def _bound_slice_backward(node: Node) -> list:
+    """(grad_output, input_sizes, dim, start, end, step), however they were passed."""
+    schema = _SLICE_BACKWARD._schema
+    return list(node.args) + [node.kwargs[a.name] for a in schema.arguments[len(node.args) :]]
 
 
 def _laid_out(node: Node, buffer: Node, layout: tuple[Any, Any], writer: SizeWriter) -> Node:

@@ -322,3 +322,34 @@ def test_a_result_that_leaves_the_graph_takes_no_donated_buffer():
     )
     assert _reuses(gm) == {"mm": "saved_1"}
     assert "mm_1: memory: allocates (64 bytes): no dead buffer" in report.explain()
+
+
+def _slice_grad(g, a, b):
+    d = torch.mm(a, b)  # (4, 8): dead after the sum
+    s = d.sum()
+    y = aten.slice_backward(g, [4, 8], 1, 2, 6, 1)  # zeros with g in columns 2..5
+    return y * 2, s
+
+
+def test_slice_backward_zeroes_a_dead_buffer_and_copies_into_its_slice():
+    args = (torch.randn(4, 4), torch.randn(4, 3), torch.randn(3, 8))
+    gm, unplanned, report = _planned(_slice_grad, args)
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert aten.slice_backward.default not in targets
+    (zeroed,) = (n for n in gm.graph.nodes if n.target is aten.zero_.default)
+    assert zeroed.args[0].name == "mm"
+    assert "slice_backward: memory: reuses the buffer of mm (128 bytes, dead after sum_1)" in report.explain()
+    _same_as_unplanned_and_eager(_slice_grad, gm, unplanned, args)
+
+
+def test_the_checker_refuses_a_slice_backward_buffer_left_unzeroed():
+    args = (torch.randn(4, 4), torch.randn(4, 3), torch.randn(3, 8))
+    gm = make_fx(_slice_grad)(*args)
+    fxinplace.reinplace(gm, *args, policy="compile", memory_plan=True)
+    (zeroed,) = (n for n in gm.graph.nodes if n.target is aten.zero_.default)
+    zeroed.replace_all_uses_with(zeroed.args[0])  # d keeps mm's values outside the slice
+    gm.graph.erase_node(zeroed)
+    gm.recompile()
+    functional = make_fx(_slice_grad)(*args)
+    with pytest.raises(fxinplace.ReinplaceCheckError, match="the functional graph has zeros.s value"):
+        fxinplace.check_reinplaced(functional, gm, *args)

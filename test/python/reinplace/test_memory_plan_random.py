@@ -1,5 +1,5 @@
 """The memory plan on random programs built to stress it (issue 18): chains of matmuls,
-transposes and pointwise ops over shapes that share byte counts in other layouts ((n, 6)
+transposes, pointwise ops and slice_backward over shapes that share byte counts in other layouts ((n, 6)
 and (6, n), results laid out transposed), with buffers dying at random points. The random
 pipelines rarely make two results of one byte count and another layout; these programs
 make them at every step, so reuses of a buffer laid out anew (`as_strided`) are common.
@@ -30,7 +30,18 @@ def _random_program(seed: int):
     steps = []
     for _ in range(rng.randint(8, 16)):
         kind = rng.choice(
-            ["mm", "mm_t", "mm_t", "pointwise", "pointwise_t", "pointwise_t", "add", "sum", "sum"]
+            [
+                "mm",
+                "mm_t",
+                "mm_t",
+                "pointwise",
+                "pointwise_t",
+                "pointwise_t",
+                "add",
+                "slice_grad",
+                "sum",
+                "sum",
+            ]
         )
         steps.append((kind, rng.random(), rng.random(), rng.choice([torch.relu, torch.sin, torch.neg])))
     keep_last = rng.randint(1, 3)
@@ -56,6 +67,9 @@ def _random_program(seed: int):
                 values.append(fn(a))
             elif kind == "pointwise_t":  # a result laid out transposed
                 values.append(fn(a.t()))
+            elif kind == "slice_grad":  # zeros of a's shape with a's inner columns
+                cols = a.shape[1]
+                values.append(aten.slice_backward(a[:, 1 : cols - 1], list(a.shape), 1, 1, cols - 1, 1))
             elif kind == "add":
                 b = pick(values, r2, lambda v, a=a: v.shape == a.shape)
                 values.append(torch.add(a, b, alpha=0.5))
