@@ -162,10 +162,9 @@ struct Node {
   bool out_kernel = false;
   // The result's byte count: known, or a symbol naming it (symbolic sizes:
   // equal only as the same expression, never by hint; the walk compares byte
-  // counts of one dtype only), and whether it may be laid into a
-  // dead buffer of that byte count but another layout: the result is dense
-  // from offset 0 and the frontend can write its sizes and strides in the
-  // graph (`as_strided(d, sizes, strides, 0)`).
+  // counts of one dtype only), and whether the frontend can write its sizes
+  // and strides in the graph (`as_strided(d, sizes, strides, 0)`), so that a
+  // dense result may take a dead buffer of that byte count in another layout.
   Extent byte_size = 0;
   bool restridable = false;
   // kInput: a donated buffer (AOTAutograd's backward input that no forward

@@ -155,6 +155,13 @@ class MemoryWalk {
     return whole ? j : kNoNode;
   }
 
+  // Node i's one tensor is dense from offset 0: it covers exactly its byte
+  // count, so any buffer of as many bytes can hold it.
+  bool covers_its_bytes(NodeId i) const {
+    const Geometry& geom = g_.geometries().at(g_.at(i).results[0].geom);
+    return geom.offset.is(0) && geom.non_overlapping_and_dense();
+  }
+
   void summarise_classes() {
     for (StorageId s = 0; s < g_.num_storages(); ++s) {
       StorageId root = classes_.root(s);
@@ -273,7 +280,7 @@ class MemoryWalk {
     bool escapes = by_root_[at(own)].escapes;
     StorageId dead = most_recent_free(free_, key_of(i), escapes);
     bool restrided = false;
-    if (dead < 0 && n.restridable && !n.byte_size.is(0) && !escapes) {
+    if (dead < 0 && n.restridable && !n.byte_size.is(0) && !escapes && covers_its_bytes(i)) {
       dead = most_recent_free(free_by_size_, size_key_of(i), escapes);
       restrided = dead >= 0;
     }

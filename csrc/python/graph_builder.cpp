@@ -168,8 +168,8 @@ void bind_graph_builder(py::module_& m) {
            "Memory facts of a node with one tensor result (read under plan_memory only): a code per "
            "device, the result's bytes (a hint for symbolic sizes), whether its op has an out= kernel of "
            "its own on that device, its byte count as an extent (a Symbol per distinct expression), and "
-           "whether it is dense from offset 0 with sizes and strides the graph can express (so it may "
-           "take an as_strided view of a dead buffer of that byte count).")
+           "whether the graph can express its sizes and strides (so that, when dense from offset 0, it "
+           "may take an as_strided view of a dead buffer of that byte count).")
       .def("donated_input", &GraphBuilder::donated_input, py::arg("id"),
            "Input id is a donated buffer (AOTAutograd's bw_donated_idxs): plan_memory may reuse it once "
            "dead.")

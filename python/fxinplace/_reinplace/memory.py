@@ -8,7 +8,6 @@ import operator
 from typing import Any
 
 import torch
-from torch._prims_common import is_non_overlapping_and_dense_or_false as is_dense
 from torch.fx import Node
 
 from fxinplace import _C
@@ -91,18 +90,14 @@ class MemoryFacts:
         return numel * t.element_size()
 
     def _restridable(self, node: Node, t: torch.Tensor) -> bool:
-        """Dense from offset 0 (it then covers exactly its byte count), with sizes and strides
-        the graph can compute: an `as_strided` view of any dead buffer of as many bytes lays
-        it out."""
+        """Whether the graph can compute t's sizes and strides (static ones always), for an
+        `as_strided` view of a dead buffer of as many bytes (the planner judges whether t is
+        dense from offset 0, hence covers exactly its byte count)."""
         sizes, strides = t.shape, t.stride()
-        if is_static(t):
-            dense = is_dense(t) and t.storage_offset() == 0
-        else:
-            dense = t.storage_offset() == 0 and self.symbols.geometry(t, 0)[3] is not None
-            dense = dense and self.sources.expressible(sizes) and self.sources.expressible(strides)
-        if dense:
-            self.layouts[node] = (tuple(sizes), tuple(strides))
-        return dense
+        if not is_static(t) and not (self.sources.expressible(sizes) and self.sources.expressible(strides)):
+            return False
+        self.layouts[node] = (tuple(sizes), tuple(strides))
+        return True
 
 
 def _tensor(value: Any) -> torch.Tensor | None:
