@@ -36,7 +36,7 @@ from typing import Any
 import torch
 
 import fxinplace.compile as fx_compile
-from fxinplace.testing.harness.compile_programs import PROGRAMS, CompileProgram
+from fxinplace.testing.harness.compile_programs import PROGRAMS, WIDE_PROGRAMS, CompileProgram
 from fxinplace.testing.harness.memory import MemoryStats, measure
 from fxinplace.testing.tables import markdown_table
 
@@ -137,7 +137,12 @@ def _ratio(a: float, b: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--programs", nargs="+", choices=[p.name for p in PROGRAMS])
+    parser.add_argument(
+        "--programs",
+        nargs="+",
+        choices=[p.name for p in (*PROGRAMS, *WIDE_PROGRAMS)],
+        help="default: every program but the mid-size (512-wide) ones, which take minutes",
+    )
     parser.add_argument("--inductor", action="store_true", help="also run inductor (slow to compile)")
     parser.add_argument("--repeat", type=int, default=5, help="timed steps per backend (median)")
     parser.add_argument("--no-write", action="store_true", help=f"do not write {OUT.name}")
@@ -145,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore")
     backends = ["eager", "aot_eager", "aot_nop", "fxinplace", "fxinplace+plan"]
     backends += ["inductor"] if args.inductor else []
-    programs = [p for p in PROGRAMS if not args.programs or p.name in args.programs]
+    programs = [
+        p for p in (*PROGRAMS, *WIDE_PROGRAMS) if p.name in (args.programs or [q.name for q in PROGRAMS])
+    ]
     rows, bars = [], []
     for p in programs:
         results = {b: run_backend(p, b, args.repeat) for b in backends}

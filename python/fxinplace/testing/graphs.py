@@ -39,6 +39,7 @@ __all__ = [
     "gpt2_program",
     "llama_graph",
     "llama_program",
+    "matmul_chain_graph",
     "trace_chain",
     "trace_view_mutation",
     "view_mutation_graph",
@@ -115,6 +116,16 @@ def _view_mutation_fn(n_iters: int) -> Callable[[torch.Tensor], torch.Tensor]:
         for i in range(n_iters):
             y = y * 2
             y[i % 4].add_(1)
+        return y
+
+    return f
+
+
+def _matmul_chain_fn(n_iters: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x
+        for _ in range(n_iters):
+            y = torch.tanh(torch.mm(y, y.t()))
         return y
 
     return f
@@ -228,6 +239,20 @@ def view_mutation_graph(n_nodes: int) -> GraphBuilder:
     template = _functional_trace(_view_mutation_fn(8), x)
     repeats, extra = divmod(n_iters, 4)
     graph = _replicate(template, prologue=2, period=4 * per_iter, repeats=repeats, extra=extra * per_iter)
+    return _fresh_from_graph(template, graph), (x,)
+
+
+def matmul_chain_graph(n_nodes: int) -> GraphBuilder:
+    """~n_nodes nodes: `y = tanh(mm(y, y.t()))` repeated. Re-inplacing writes tanh into mm's
+    result, but every mm allocates: the graph on which a memory plan has work at every step
+    (each mm can take the buffer of the mm two steps back)."""
+    per_iter = 3  # t, mm, tanh
+    n_iters = max((n_nodes - 2) // per_iter, 1)
+    x = _x44()
+    if n_iters <= 4:
+        return _fresh(_functional_trace(_matmul_chain_fn(n_iters), x)), (x,)
+    template = _functional_trace(_matmul_chain_fn(2), x)
+    graph = _replicate(template, prologue=1, period=per_iter, repeats=n_iters)
     return _fresh_from_graph(template, graph), (x,)
 
 

@@ -1,5 +1,5 @@
 """The tiny transformers models the tests, the benchmarks and the CLI build: one home for their
-configs. Each is 2 layers (GPT-2: `layers`), 64 wide, 4 heads, a vocabulary of `VOCAB`, eager
+configs. Each is 2 layers, 64 wide, 4 heads (GPT-2 and Llama take wider sizes), a vocabulary of `VOCAB`, eager
 attention and no KV cache, with random weights (seed torch's generator first for the same ones).
 Needs `transformers` (the `test` and `bench` extras)."""
 
@@ -23,13 +23,13 @@ _LLAMA_BERT = {
 }
 
 
-def tiny_gpt2(*, layers: int = 2, positions: int = 64) -> torch.nn.Module:
+def tiny_gpt2(*, layers: int = 2, positions: int = 64, width: int = 64, heads: int = 4) -> torch.nn.Module:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     config = GPT2Config(
         n_layer=layers,
-        n_embd=64,
-        n_head=4,
+        n_embd=width,
+        n_head=heads,
         vocab_size=VOCAB,
         n_positions=positions,
         bos_token_id=0,
@@ -40,10 +40,11 @@ def tiny_gpt2(*, layers: int = 2, positions: int = 64) -> torch.nn.Module:
     return GPT2LMHeadModel(config)
 
 
-def tiny_llama() -> torch.nn.Module:
+def tiny_llama(**wider: int) -> torch.nn.Module:
+    """`wider`: any of _LLAMA_BERT's sizes, and num_key_value_heads (2)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(**_LLAMA_BERT, num_key_value_heads=2)
+    config = LlamaConfig(**{**_LLAMA_BERT, "num_key_value_heads": 2, **wider})
     config.use_cache = False
     return LlamaForCausalLM(config)
 

@@ -22,7 +22,7 @@ import torch
 
 from fxinplace.testing.models import tiny_bert, tiny_gpt2, tiny_llama, tiny_t5
 
-__all__ = ["PROGRAMS", "CompileProgram", "Setup", "program"]
+__all__ = ["PROGRAMS", "WIDE_PROGRAMS", "CompileProgram", "Setup", "program"]
 
 
 @dataclass
@@ -103,8 +103,8 @@ def _model_setup(
     return setup
 
 
-def _ids(vocab: int, call: int, batch: int = 2) -> torch.Tensor:
-    seq = (12, 16)[call % 2]
+def _ids(vocab: int, call: int, batch: int = 2, seqs: tuple[int, int] = (12, 16)) -> torch.Tensor:
+    seq = seqs[call % 2]
     return torch.randint(0, vocab, (batch, seq), generator=torch.Generator().manual_seed(call))
 
 
@@ -116,9 +116,11 @@ def _gpt2_checkpointed() -> torch.nn.Module:
     return model
 
 
-def _lm_inputs(vocab: int = 128) -> Callable[[int], dict[str, torch.Tensor]]:
+def _lm_inputs(
+    vocab: int = 128, batch: int = 2, seqs: tuple[int, int] = (12, 16)
+) -> Callable[[int], dict[str, torch.Tensor]]:
     def make(call: int) -> dict[str, torch.Tensor]:
-        ids = _ids(vocab, call)
+        ids = _ids(vocab, call, batch, seqs)
         return {"input_ids": ids, "labels": ids}
 
     return make
@@ -233,10 +235,10 @@ def _adamw_setup() -> Setup:
 
 
 def program(name: str) -> CompileProgram:
-    for p in PROGRAMS:
+    for p in (*PROGRAMS, *WIDE_PROGRAMS):
         if p.name == name:
             return p
-    raise KeyError(f"no compile program {name!r}; have {[p.name for p in PROGRAMS]}")
+    raise KeyError(f"no compile program {name!r}; have {[p.name for p in (*PROGRAMS, *WIDE_PROGRAMS)]}")
 
 
 PROGRAMS: tuple[CompileProgram, ...] = (
@@ -268,4 +270,32 @@ PROGRAMS: tuple[CompileProgram, ...] = (
     CompileProgram("adamw_foreach", _adamw_setup, "optimizer"),
     CompileProgram("kv_cache_decode", _model_setup(KVCacheDecoder, _decode_inputs, train=False), "decode"),
     CompileProgram("cache_update_32mib", _model_setup(CacheUpdate, _cache_inputs, train=False), "decode"),
+)
+
+
+def _gpt2_512() -> torch.nn.Module:
+    return tiny_gpt2(layers=4, positions=256, width=512, heads=8)
+
+
+def _llama_512() -> torch.nn.Module:
+    return tiny_llama(
+        hidden_size=512,
+        intermediate_size=1024,
+        num_hidden_layers=4,
+        num_attention_heads=8,
+        num_key_value_heads=4,
+        max_position_embeddings=256,
+    )
+
+
+# Mid-size training steps (4 layers, 512 wide, batch 4 x 256 tokens, then 4 x 224): seconds a
+# step on a CPU, so only the benchmarks run them (`bench_compile.py --programs gpt2_512_train`).
+_WIDE_INPUTS = _lm_inputs(batch=4, seqs=(256, 224))
+WIDE_PROGRAMS: tuple[CompileProgram, ...] = (
+    CompileProgram(
+        "gpt2_512_train", _model_setup(_gpt2_512, _WIDE_INPUTS, train=True, loss=_hf_loss), "train", True
+    ),
+    CompileProgram(
+        "llama_512_train", _model_setup(_llama_512, _WIDE_INPUTS, train=True, loss=_hf_loss), "train", True
+    ),
 )
