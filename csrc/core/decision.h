@@ -16,13 +16,16 @@ namespace fxinplace::core {
 //   scatter_to_copy  `x_scatter(base, src, args)` -> `view(base, args).copy_(src)`
 //   remove_scatter   a scatter whose write already happened in place: deleted
 //   remove_copy      a write-back copy_(input, value) whose value already is the input: deleted
+//   remove_cast      `_to_copy(c, dtype=a.dtype)` of a `c = foo(a, ...)` now written as `foo_(a, ...)`,
+//                    which stores the converted value itself: deleted (WriteSlot::cast)
 #define FXINPLACE_ACTIONS(X)                             \
   X(kKeep, KEEP, "keep")                                 \
   X(kInplace, INPLACE, "inplace")                        \
   X(kPartialInplace, PARTIAL_INPLACE, "partial_inplace") \
   X(kScatterToCopy, SCATTER_TO_COPY, "scatter_to_copy")  \
   X(kRemoveScatter, REMOVE_SCATTER, "remove_scatter")    \
-  X(kRemoveCopy, REMOVE_COPY, "remove_copy")
+  X(kRemoveCopy, REMOVE_COPY, "remove_copy")             \
+  X(kRemoveCast, REMOVE_CAST, "remove_cast")
 
 enum class Action : uint8_t {
 #define FXINPLACE_ACTION_ENUM(id, label, name) id,

@@ -83,6 +83,18 @@ NodeId GraphBuilder::op(std::string name, const OpTraits& traits, std::optional<
   return g_.add(std::move(n));
 }
 
+void GraphBuilder::cast_slot(NodeId op, NodeId cast) {
+  at(op);
+  const Node& c = at(cast);
+  Node& n = g_.at(op);
+  if (n.kind != NodeKind::kOp || n.slots.empty() || n.slots[0].via != Destination::kSelf || cast <= op ||
+      c.kind != NodeKind::kOp || c.results.size() != 1)
+    throw std::invalid_argument("cast_slot: op must be an ATen op with self as its first slot, cast a later op");
+  WriteSlot slot{n.slots[0].target, 0, 0, false};
+  slot.cast = cast;
+  n.slots.push_back(slot);
+}
+
 void GraphBuilder::compiler_facts(NodeId id, bool realized, bool extern_kernel, bool inplace_form,
                                   bool lacks_inplace_lowering, bool opaque) {
   at(id);  // bounds

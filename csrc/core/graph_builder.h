@@ -82,6 +82,10 @@ class GraphBuilder {
   NodeId op(std::string name, const OpTraits& traits, std::optional<NodeId> self,
             std::vector<NodeId> operands, const Results& results, const ScatterCall& scatter = {},
             const std::vector<std::pair<NodeId, Destination>>& destinations = {});
+  // Node `cast` is `_to_copy(op, dtype=<op's self's dtype>)`, the only user of
+  // op's result: op (with an in-place form) also offers `self` through the
+  // cast (WriteSlot::cast), after its other slots.
+  void cast_slot(NodeId op, NodeId cast);
   NodeId getitem(std::string name, NodeId source, int32_t index, const Results& results);
   // auto_functionalized_v2 (or v1); absolute_layout_reads: bases it views by
   // storage offset and strides (as_strided encodings).

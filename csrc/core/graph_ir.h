@@ -84,6 +84,14 @@ struct WriteSlot {
   // ATen ops: slot 0 is `self` (kSelf); further slots are other operands the
   // result may go into (PlanOptions::dead_operand_destinations), in order.
   Destination via = Destination::kSelf;
+  // A kSelf slot past slot 0: the `_to_copy` that converts the op's result to
+  // self's dtype, its only user. The in-place form stores its result converted
+  // to self's dtype, which is that cast's value, so the cast goes:
+  //   c = ge(a, b)                        ge_(a, b)
+  //   y = _to_copy(c, dtype=a.dtype)  ->  # removed; users of y read a
+  // (what functionalization records for `a.ge_(b)`; seed 000). The value that
+  // lives in `target` is the cast's: its users read the target.
+  NodeId cast = kNoNode;
 };
 
 struct Node {

@@ -40,8 +40,10 @@ Decision Walk::refuse(Reason r, NodeId culprit) const {
 
 void Walk::decide(NodeId i) {
   const Node& node = g_.at(i);
-  // A scatter already removed on behalf of an earlier op stays removed.
-  if (decisions_[static_cast<size_t>(i)].action == Action::kRemoveScatter) return;
+  // A scatter already removed on behalf of an earlier op stays removed, and
+  // so does a cast an earlier op's in-place form made (WriteSlot::cast).
+  Action earlier = decisions_[static_cast<size_t>(i)].action;
+  if (earlier == Action::kRemoveScatter || earlier == Action::kRemoveCast) return;
   switch (node.kind) {
     case NodeKind::kAutoFunctionalized:
       decide_slots(i, /*all_or_none=*/false);
@@ -74,7 +76,8 @@ void Walk::decide(NodeId i) {
 }
 
 // Metadata checks for swapping `foo` for `foo_`: the result must be exactly
-// what `self` can hold.
+// what `self` can hold. Through a cast (WriteSlot::cast) the value self
+// holds is the cast's result.
 Decision Walk::check_op_metadata(const Node& node, const WriteSlot& slot, const TensorValue& self) const {
   bool is_scatter = node.scatter.kind != ScatterKind::kNone;
   if (!is_scatter && !node.has_inplace && slot.via != Destination::kOut)
@@ -82,6 +85,8 @@ Decision Walk::check_op_metadata(const Node& node, const WriteSlot& slot, const 
   if (flips_values(self.dtype)) return refuse(Reason::kSelfFlipsValues);
   if (node.is_resize) return Decision{};
   const TensorValue* result = node.results.size() == 1 ? &node.results[0] : nullptr;
+  if (!result) return refuse(Reason::kResultNotSingleTensor);
+  if (slot.cast != kNoNode) result = value(slot.cast);
   if (!result) return refuse(Reason::kResultNotSingleTensor);
   if (result->dtype != self.dtype) return refuse(Reason::kMetadataMismatch);
   if (result->shape != self.shape) return refuse(Reason::kShapeMismatch);
@@ -126,18 +131,29 @@ Decision Walk::try_slot(NodeId i, size_t k) {
   if (!self) return refuse(Reason::kNotCandidate);
   Decision local = check_op_metadata(node, slot, *self);
   if (local.reason != Reason::kNotCandidate) return local;
-  if (auto refused = check_write(i, slot, i, node.pointwise)) return *refused;
+  // The node whose value comes to live in target: the node, or its cast.
+  NodeId holder = slot.cast == kNoNode ? i : slot.cast;
+  StorageId held = value(holder) ? value(holder)->storage : -1;
+  if (slot.cast == kNoNode && !node.results.empty()) held = node.results[0].storage;
+  if (auto refused = check_write(i, slot, holder, node.pointwise)) return *refused;
   std::vector<NodeId> removable;
   if (auto refused = check_pending_scatters(i, self->storage, removable)) return *refused;
-  if (move_is_visible(i, target)) return refuse(Reason::kLayoutSensitiveUse);
-  if (auto refused = inductor_refuses_write(i, slot, i, node.results.empty() ? -1 : node.results[0].storage))
-    return *refused;
+  if (move_is_visible(holder, target)) return refuse(Reason::kLayoutSensitiveUse);
+  if (auto refused = inductor_refuses_write(i, slot, i, held)) return *refused;
   Decision out;
   out.action = node.scatter.kind != ScatterKind::kNone ? Action::kScatterToCopy : Action::kInplace;
   out.reason = Reason::kDone;
   out.replacement = target;
   out.slot = static_cast<int32_t>(k);
-  accept(slot, i, node.results.empty() ? kNoNode : node.results[0].storage);
+  accept(slot, holder, held);
+  if (slot.cast != kNoNode) {
+    // The op's own (unconverted) result is never made: its memory is target's.
+    classes_.merge(self->storage, node.results[0].storage);
+    Decision& cast = decisions_[static_cast<size_t>(slot.cast)];
+    cast.action = Action::kRemoveCast;
+    cast.reason = Reason::kDone;
+    cast.replacement = target;
+  }
   for (NodeId j : removable) remove_scatter(j);
   return out;
 }

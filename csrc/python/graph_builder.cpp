@@ -122,6 +122,10 @@ void bind_graph_builder(py::module_& m) {
            "An ATen operator overload. scatter_args (ints, sizes, strides): a *_scatter's view arguments "
            "when all are known; scatter_view: the geometry of that view on the recorded base; destinations: "
            "other operands its result may go into (node, SWAPPED or OUT), tried in order after self.")
+      .def("cast_slot", &GraphBuilder::cast_slot, py::arg("op"), py::arg("cast"),
+           "Node `cast` is `_to_copy(op, dtype=<op's self's dtype>)`, the only user of op's result, and "
+           "op's in-place form stores its result converted (OpFacts.inplace_stores_converted): op may "
+           "write self through the cast, which then goes (policy 'compile').")
       .def(
           "getitem",
           [](GraphBuilder& b, std::string name, NodeId source, int32_t index, const ResultTuples& r) {

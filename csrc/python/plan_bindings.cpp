@@ -96,6 +96,7 @@ void bind_op_facts(py::module_& m) {
       .def_readonly("self_is_tensor", &tb::OpFacts::self_is_tensor)
       .def_readonly("self_is_tensor_list", &tb::OpFacts::self_is_tensor_list)
       .def_readonly("commutative", &tb::OpFacts::commutative)
+      .def_readonly("inplace_stores_converted", &tb::OpFacts::inplace_stores_converted)
       .def_readonly("has_out", &tb::OpFacts::has_out)
       .def_readonly("out_overload", &tb::OpFacts::out_overload)
       .def_readonly("out_arg_name", &tb::OpFacts::out_arg_name)

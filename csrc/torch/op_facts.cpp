@@ -102,6 +102,15 @@ bool is_commutative(const std::string& name, const std::string& overload) {
   return names.count(name) && (overload == "Tensor" || overload.empty());
 }
 
+// Ops returning booleans whose `foo_` computes the same booleans and stores
+// them in self's dtype (ATen's in-place comparison and logical kernels).
+bool stores_converted(const std::string& name) {
+  static const std::unordered_set<std::string> names = {
+      "aten::eq", "aten::ne",          "aten::lt",         "aten::le",         "aten::gt",
+      "aten::ge", "aten::logical_and", "aten::logical_or", "aten::logical_xor"};
+  return names.count(name) > 0;
+}
+
 // `foo.out(args..., *, Tensor(a!) out) -> Tensor(a!)` for `foo(args...) -> Tensor`:
 // one written argument, returned, and the functional op's arguments otherwise.
 void find_out_overload(const std::string& name, const c10::FunctionSchema& schema, OpFacts& facts) {
@@ -172,6 +181,7 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
   if (facts.view != ViewKind::kNone || facts.mutates) return facts;
   find_inplace_sibling(name, schema, facts);
   facts.commutative = facts.has_inplace && is_commutative(name, overload);
+  facts.inplace_stores_converted = facts.has_inplace && stores_converted(name);
   find_out_overload(name, schema, facts);
   return facts;
 }

@@ -53,6 +53,10 @@ struct OpFacts {
   bool metadata_write_back = false;
   // foo(a, b) == foo(b, a) for its two tensor operands (add without alpha, mul, ...).
   bool commutative = false;
+  // A comparison or logical op (bool result) whose in-place form stores the
+  // same booleans converted to self's dtype: `a.ge_(b)` is
+  // `_to_copy(ge(a, b), dtype=a.dtype)`, as functionalization records it.
+  bool inplace_stores_converted = false;
   // The `foo.out` overload computing this op into one written argument
   // (`out_arg_name`), the other arguments the same: when exactly one matches
   // (for any op that is neither a view nor mutating and returns one tensor).

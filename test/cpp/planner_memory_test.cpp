@@ -166,3 +166,27 @@ TEST(MemoryPlan, AResultThatLeavesTheGraphTakesNoDonatedBuffer) {
   Plan p = b.plan(planning_memory());
   EXPECT_EQ(memory_at(p, y).reason, MemoryReason::kNoDeadBuffer);
 }
+
+// c = ge(a, y) written as ge_(a, y), its cast n removed: c's own buffer never
+// exists (its memory is a's), and n allocates nothing, so a later boolean
+// result of c's size may not take c's buffer as dead.
+TEST(MemoryPlan, AComparisonWrittenThroughItsCastLeavesNoBuffer) {
+  Builder b;
+  NodeId a = b.clone_of_input({4, 4});
+  NodeId y = b.input({4, 4});
+  NodeId c = b.op_of_dtype({a, y}, {4, 4}, /*bool*/ 1);
+  b.memory_facts(c, 16, true);
+  NodeId n = b.cast(c, /*float*/ 0);
+  b.memory_facts(n, 64, true);
+  NodeId z = b.op({n}, {4, 4});
+  NodeId w = b.op_of_dtype({y, y}, {4, 4}, /*bool*/ 1);  // y is an input: w cannot write it
+  b.memory_facts(w, 16, true);
+  b.output({z, w});
+  PlanOptions o = planning_memory();
+  o.dead_operand_destinations = true;
+  Plan p = b.plan(o);
+  ASSERT_EQ(at(p, n).action, Action::kRemoveCast);
+  EXPECT_EQ(memory_at(p, n).reason, MemoryReason::kWrittenInPlace);
+  EXPECT_NE(memory_at(p, w).donor, c);
+  EXPECT_NE(memory_at(p, w).reason, MemoryReason::kReused);
+}

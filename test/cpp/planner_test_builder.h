@@ -37,6 +37,25 @@ class Builder {
     NodeId self = operands.at(0);
     return b_.op("", t, self, std::move(operands), {fresh(contiguous(sizes))});
   }
+  // A pointwise op of another result dtype (a comparison: booleans), reading
+  // `operands`; its first operand is `self`.
+  NodeId op_of_dtype(std::vector<NodeId> operands, std::vector<Int> sizes, int32_t dtype) {
+    OpTraits t;
+    t.self_is_tensor = true;
+    t.has_inplace = true;
+    t.pointwise = true;
+    NodeId self = operands.at(0);
+    return b_.op("", t, self, std::move(operands), {TensorRecord{g.new_storage(), contiguous(sizes), dtype}});
+  }
+  // _to_copy(c, dtype): fresh memory of c's shape in `dtype`; when it converts
+  // back to the dtype of c's self, c may write self through it (WriteSlot::cast).
+  NodeId cast(NodeId c, int32_t dtype, bool offer_to_c = true) {
+    OpTraits t;
+    t.self_is_tensor = true;
+    NodeId n = b_.op("", t, c, {c}, {TensorRecord{g.new_storage(), geometry_of(c), dtype}});
+    if (offer_to_c) b_.cast_slot(c, n);
+    return n;
+  }
   NodeId view(NodeId base, Geometry geom) {
     OpTraits t;
     t.self_is_tensor = true;

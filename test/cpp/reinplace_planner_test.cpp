@@ -617,3 +617,84 @@ TEST(Destinations, AnOperandOfAnotherShapeIsNotADestination) {
   b.output({a, z});
   EXPECT_EQ(at(b.plan(destinations_on()), z).action, Action::kKeep);
 }
+
+// ---- a comparison's cast (WriteSlot::cast; PlanOptions::dead_operand_destinations)
+
+namespace {
+constexpr int32_t kFloat = 0;
+constexpr int32_t kBool = 1;
+}  // namespace
+
+// a = clone(x); c = ge(a, y) [bool]; n = _to_copy(c, float); z = mul(n, 2); return z
+// -> ge_(a, y) stores the converted booleans in a; the cast goes, z reads a.
+TEST(CastSlots, AComparisonWritesItsSelfThroughItsCast) {
+  for (bool on : {false, true}) {
+    Builder b;
+    NodeId a = b.clone_of_input({4});
+    NodeId y = b.input({4});
+    NodeId c = b.op_of_dtype({a, y}, {4}, kBool);
+    NodeId n = b.cast(c, kFloat);
+    NodeId z = b.op({n}, {4});
+    b.output({z});
+    Plan p = on ? b.plan(destinations_on()) : b.plan();
+    if (on) {
+      EXPECT_TRUE(rewritten(at(p, c), Action::kInplace, a));
+      EXPECT_EQ(at(p, c).slot, 1);
+      EXPECT_TRUE(rewritten(at(p, n), Action::kRemoveCast, a));
+      EXPECT_TRUE(rewritten(at(p, z), Action::kInplace, a));  // n's value lives in a
+    } else {
+      EXPECT_EQ(at(p, c).action, Action::kKeep);
+      EXPECT_EQ(at(p, c).reason, Reason::kMetadataMismatch);
+      EXPECT_EQ(at(p, n).action, Action::kKeep);
+    }
+  }
+}
+
+// a is read after the comparison: a's old values are needed, the cast stays.
+TEST(CastSlots, ASelfReadLaterKeepsTheCast) {
+  Builder b;
+  NodeId a = b.clone_of_input({4});
+  NodeId y = b.input({4});
+  NodeId c = b.op_of_dtype({a, y}, {4}, kBool);
+  NodeId n = b.cast(c, kFloat);
+  NodeId z = b.op({n, a}, {4});
+  b.output({z});
+  Plan p = b.plan(destinations_on());
+  EXPECT_EQ(at(p, c).action, Action::kKeep);
+  EXPECT_EQ(at(p, n).action, Action::kKeep);
+}
+
+// The cast converts to another dtype than a's: a cannot hold its value.
+TEST(CastSlots, ACastToAnotherDtypeThanSelfsKeepsIt) {
+  Builder b;
+  NodeId a = b.clone_of_input({4});
+  NodeId y = b.input({4});
+  NodeId c = b.op_of_dtype({a, y}, {4}, kBool);
+  NodeId n = b.cast(c, /*float64*/ 2);
+  b.output({b.op({n}, {4})});
+  Plan p = b.plan(destinations_on());
+  EXPECT_EQ(at(p, c).action, Action::kKeep);
+  EXPECT_EQ(at(p, n).action, Action::kKeep);
+}
+
+// A comparison whose self has another shape (it broadcasts into a larger result).
+TEST(CastSlots, ABroadcastComparisonKeepsItsCast) {
+  Builder b;
+  NodeId a = b.clone_of_input({1});
+  NodeId y = b.input({4});
+  NodeId c = b.op_of_dtype({a, y}, {4}, kBool);
+  NodeId n = b.cast(c, kFloat);
+  b.output({b.op({n}, {4})});
+  Plan p = b.plan(destinations_on());
+  EXPECT_EQ(at(p, c).action, Action::kKeep);
+  EXPECT_EQ(at(p, n).action, Action::kKeep);
+}
+
+TEST(CastSlots, TheBuilderRefusesACastOfAnOpWithoutSelf) {
+  GraphBuilder b;
+  OpTraits read_only;
+  read_only.reads_memory = false;
+  NodeId x = b.input("x", {TensorRecord{0, contiguous({4}), 0}});
+  NodeId s = b.op("sym_size", read_only, std::nullopt, {x}, {});
+  EXPECT_THROW(b.cast_slot(s, x), std::invalid_argument);
+}

@@ -87,6 +87,7 @@ class Action(PybindEnum):
     INPLACE: typing.ClassVar[Action]
     KEEP: typing.ClassVar[Action]
     PARTIAL_INPLACE: typing.ClassVar[Action]
+    REMOVE_CAST: typing.ClassVar[Action]
     REMOVE_COPY: typing.ClassVar[Action]
     REMOVE_SCATTER: typing.ClassVar[Action]
     SCATTER_TO_COPY: typing.ClassVar[Action]
@@ -176,6 +177,8 @@ class OpFacts:
     def indexed_write(self) -> bool: ...
     @property
     def inplace_overload(self) -> str: ...
+    @property
+    def inplace_stores_converted(self) -> bool: ...
     @property
     def inverted_view(self) -> tuple[str, str]: ...
     @property
@@ -316,6 +319,12 @@ class GraphBuilder:
     ) -> int:
         """
         auto_functionalized_v2 (or auto_functionalized, v1); slots: (base node (v1: written argument), index of its new value in results, its position in the node's value, already not cloned); absolute_layout_reads: bases it views by storage offset and strides (as_strided encodings).
+        """
+    def cast_slot(
+        self, op: typing.SupportsInt | typing.SupportsIndex, cast: typing.SupportsInt | typing.SupportsIndex
+    ) -> None:
+        """
+        Node `cast` is `_to_copy(op, dtype=<op's self's dtype>)`, the only user of op's result, and op's in-place form stores its result converted (OpFacts.inplace_stores_converted): op may write self through the cast, which then goes (policy 'compile').
         """
     def compiler_facts(
         self,

@@ -64,6 +64,24 @@ _COMMUTATIVE = frozenset(
 )
 
 
+# Ops returning booleans whose in-place form `foo_(a, ...)` stores those booleans converted
+# to a's dtype (ATen's comparison and logical kernels), so that `a.ge_(b)` holds what the
+# functional `_to_copy(ge(a, b), dtype=a.dtype)` computes (how functionalization records it).
+_STORES_CONVERTED = frozenset(
+    {
+        "aten::eq",
+        "aten::ne",
+        "aten::lt",
+        "aten::le",
+        "aten::gt",
+        "aten::ge",
+        "aten::logical_and",
+        "aten::logical_or",
+        "aten::logical_xor",
+    }
+)
+
+
 @cache
 def _inductor_inplace_forms() -> dict:
     """The in-place ops Inductor provides where ATen has none (Inductor's own prims)."""

@@ -25,6 +25,8 @@ from fxinplace._checker.refs import (
 )
 from fxinplace._checker.rules import ZEROS, _Translator
 
+_TO_COPY = torch.ops.aten._to_copy.default
+
 
 class _Recorder:
     """Runs one graph and records what each node reads and writes (see the package doc).
@@ -59,6 +61,7 @@ class _Recorder:
         self.findings: list[tuple] = []
         self.afv2_queue: dict[Any, list[str]] = {}
         self.env: dict[Node, Any] = {}
+        self._casts: dict[str, tuple[str, torch.dtype]] | None = None
 
     # -- storages and refs --------------------------------------------------
 
@@ -126,6 +129,42 @@ class _Recorder:
                         f"node {node.name} is a {node.op} node (only ATen graphs are modelled)"
                     )
         return None
+
+    def dtype_cast_of(self, name: str) -> tuple[str, torch.dtype] | None:
+        """(name, dtype) of the `_to_copy` that is node `name`'s only user, when it converts
+        the dtype alone (same device, strided, no memory format asked for); after `run`."""
+        if self._casts is None:
+            self._casts = {}
+            for n in self.gm.graph.nodes:
+                src = (
+                    n.args[0]
+                    if n.op == "call_function" and n.target is _TO_COPY and len(n.args) == 1
+                    else None
+                )
+                if not isinstance(src, Node) or len(src.users) != 1:
+                    continue
+                out, value = self.env.get(n), self.env.get(src)
+                kwargs = dict(n.kwargs)
+                dtype = kwargs.pop("dtype", None)
+                # The device is compared on the values below.
+                same = {
+                    "layout": torch.strided,
+                    "memory_format": torch.preserve_format,
+                    "non_blocking": False,
+                    "pin_memory": False,
+                }
+                plain = all(
+                    v is None or k == "device" or (k in same and same[k] == v) for k, v in kwargs.items()
+                )
+                if (
+                    plain
+                    and isinstance(out, torch.Tensor)
+                    and isinstance(value, torch.Tensor)
+                    and out.device == value.device
+                    and dtype == out.dtype
+                ):
+                    self._casts[src.name] = (n.name, dtype)
+        return self._casts.get(name)
 
     def attr(self, node: Node) -> Any:
         obj: Any = self.gm

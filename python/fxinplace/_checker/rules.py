@@ -21,6 +21,7 @@ from fxinplace._checker.ops import (
     _SCATTER_VIEWS,
     _SHAPE_ONLY,
     _SHAPE_ONLY_SELF,
+    _STORES_CONVERTED,
     _WRITE_BACK_OPS,
     _aten,
     _inplace_of,
@@ -468,6 +469,9 @@ class _Translator(_CustomOpRules):
         if target is _aten.copy_.default:
             reads[self_operand] = (*reads[self_operand][:3], False)  # copy_ overwrites self whole
         outs = [v for v in _leaves(self.value) if isinstance(v, torch.Tensor)]
+        cast = self.cast_stored_in_place(functional_target, outs)
+        if cast is not None:
+            self.counterpart_name = cast  # a holds the cast's values: its fill (see fill)
         before = _bind(target, self.snap_args, self.snap_kwargs)[written]
         after = rec.ref(outs[0]) if outs else None
         if after is not None and after[1:4] != before.ref[1:4]:
@@ -496,6 +500,22 @@ class _Translator(_CustomOpRules):
             self_operand=self_operand,
             commutative_pair=self.commutative_pair(functional_target),
         )
+
+    def cast_stored_in_place(self, functional_target: Any, outs: list[torch.Tensor]) -> str | None:
+        """The functional cast whose value `foo_(a, ...)` stores, or None: foo returns
+        booleans that the functional graph converts to a's dtype with `_to_copy` (foo's only
+        user, a conversion of dtype alone), and ATen's `foo_` stores exactly that conversion
+        (`a.ge_(b)` for `_to_copy(ge(a, b), dtype=a.dtype)`). Whether the cast's users now
+        read a is for the simulation to prove, as for any value."""
+        if (
+            len(outs) != 1
+            or not isinstance(functional_target, torch._ops.OpOverload)
+            or functional_target._schema.name not in _STORES_CONVERTED
+            or self.functional is None
+        ):
+            return None
+        cast = self.functional.dtype_cast_of(self.node.name)
+        return cast[0] if cast is not None and cast[1] == outs[0].dtype else None
 
     def copy_into_buffer(self, counterpart: int) -> None:
         """`copy_(d, x)` standing for the functional `clone(x)` or `_to_copy(x)` (as a memory

@@ -67,14 +67,16 @@ def apply_plan(
         if action == _INPLACE and op_info(node.target).is_foreach:
             erased.update(_foreach_in_place(graph, node))
             continue
-        if action == _INPLACE and d.slot > 0:
+        via = (destinations or {})[i][d.slot - 1][1] if action == _INPLACE and d.slot > 0 else None
+        if via is not None and via != _C.planner.Destination.SELF:
             # The destination is the memory the planner chose (its replacement): the
             # operand named may be a getitem an earlier `_foreach_*_` rewrite erased, or
             # a scatter removed as a no-op, whose value lives elsewhere now.
-            _, via = (destinations or {})[i][d.slot - 1]
             _write_into_another_operand(node, live(_final(i, replacement)), via)
             node.meta["val"] = live(replacement[i]).meta.get("val")
         elif action == _INPLACE:
+            # Also `ge(a, b)` whose cast `_to_copy(ge, dtype=a.dtype)` goes (REMOVE_CAST):
+            # `ge_(a, b)` stores the converted booleans itself.
             node.target = op_info(node.target).inplace or inductor_inplace_form(node.target)
             self_val = live(replacement[i]).meta.get("val")
             if self_val is not None:
@@ -82,7 +84,7 @@ def apply_plan(
         elif action == _SCATTER_TO_COPY:
             _insert_view_and_copy(graph, node)
             to_erase.append(node)
-        else:  # REMOVE_SCATTER, REMOVE_COPY
+        else:  # REMOVE_SCATTER, REMOVE_COPY, REMOVE_CAST
             to_erase.append(node)
         node.replace_all_uses_with(live(_final(i, replacement)), propagate_meta=False)
     for node in reversed(to_erase):

@@ -228,6 +228,50 @@ def _read_op(
         scatter_view,
         [(index[n], via) for n, via in others],
     )
+    if destinations is not None and node.target is _TO_COPY:
+        converted = _converts_for_inplace(node, values.env)
+        if converted is not None:
+            op, op_self = converted
+            b.cast_slot(index[op], i)
+            destinations.setdefault(index[op], []).append((op_self, _C.planner.Destination.SELF))
+
+
+_TO_COPY = torch.ops.aten._to_copy.default
+
+
+def _converts_for_inplace(node: Node, env: dict[Node, Any]) -> tuple[Node, Node] | None:
+    """(op, its self) when `node` is `_to_copy(op, dtype=self.dtype)` and nothing else reads op,
+    where op's in-place form stores its booleans converted to self's dtype (`a.ge_(b)`, which
+    functionalization records as `_to_copy(ge(a, b), dtype=a.dtype)`): the planner may then
+    write op in place and drop the cast. Only a conversion of dtype: no device, layout or
+    memory format asked for."""
+    op = node.args[0] if len(node.args) == 1 else None
+    if not isinstance(op, Node) or op.op != "call_function" or len(op.users) != 1:
+        return None
+    if (
+        not isinstance(op.target, torch._ops.OpOverload)
+        or not op_info(op.target).facts.inplace_stores_converted
+    ):
+        return None
+    op_self = op.args[0] if op.args else None
+    value = env.get(op_self) if isinstance(op_self, Node) else None
+    if type(value) is Fresh:
+        value = value.val if value.meta is None else value.meta
+    if not isinstance(value, torch.Tensor):
+        return None
+    kwargs = dict(node.kwargs)
+    if kwargs.pop("dtype", None) != value.dtype:
+        return None
+    unchanged = {
+        "layout": (None, torch.strided),
+        "device": (None, value.device),
+        "memory_format": (None, torch.preserve_format),
+        "pin_memory": (None, False),
+        "non_blocking": (False,),
+    }
+    if any(k not in unchanged or v not in unchanged[k] for k, v in kwargs.items()):
+        return None
+    return op, op_self
 
 
 def _other_destinations(info: Any, node: Node, self_node: Any) -> list[tuple[Node, Any]]:
