@@ -89,7 +89,8 @@ void GraphBuilder::cast_slot(NodeId op, NodeId cast) {
   Node& n = g_.at(op);
   if (n.kind != NodeKind::kOp || n.slots.empty() || n.slots[0].via != Destination::kSelf || cast <= op ||
       c.kind != NodeKind::kOp || c.results.size() != 1)
-    throw std::invalid_argument("cast_slot: op must be an ATen op with self as its first slot, cast a later op");
+    throw std::invalid_argument(
+        "cast_slot: op must be an ATen op with self as its first slot, cast a later op");
   WriteSlot slot{n.slots[0].target, 0, 0, false};
   slot.cast = cast;
   n.slots.push_back(slot);

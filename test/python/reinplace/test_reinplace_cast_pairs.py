@@ -138,7 +138,9 @@ def broadcast_result(a, b):
     return (c >= b).to(c.dtype) * 2
 
 
-@pytest.mark.parametrize("fn", [cast_to_another_dtype, comparison_read_again, self_read_later, broadcast_result])
+@pytest.mark.parametrize(
+    "fn", [cast_to_another_dtype, comparison_read_again, self_read_later, broadcast_result]
+)
 def test_the_cast_stays_where_the_comparison_cannot_hold_it(fn):
     args = (torch.randn(4, 4), torch.randn(4, 4))
     gm, actions = _compiled(fn, args, functionalize=False)
