@@ -650,44 +650,29 @@ TEST(CastSlots, AComparisonWritesItsSelfThroughItsCast) {
   }
 }
 
-// a is read after the comparison: a's old values are needed, the cast stays.
-TEST(CastSlots, ASelfReadLaterKeepsTheCast) {
-  Builder b;
-  NodeId a = b.clone_of_input({4});
-  NodeId y = b.input({4});
-  NodeId c = b.op_of_dtype({a, y}, {4}, kBool);
-  NodeId n = b.cast(c, kFloat);
-  NodeId z = b.op({n, a}, {4});
-  b.output({z});
-  Plan p = b.plan(destinations_on());
-  EXPECT_EQ(at(p, c).action, Action::kKeep);
-  EXPECT_EQ(at(p, n).action, Action::kKeep);
-}
-
-// The cast converts to another dtype than a's: a cannot hold its value.
-TEST(CastSlots, ACastToAnotherDtypeThanSelfsKeepsIt) {
-  Builder b;
-  NodeId a = b.clone_of_input({4});
-  NodeId y = b.input({4});
-  NodeId c = b.op_of_dtype({a, y}, {4}, kBool);
-  NodeId n = b.cast(c, /*float64*/ 2);
-  b.output({b.op({n}, {4})});
-  Plan p = b.plan(destinations_on());
-  EXPECT_EQ(at(p, c).action, Action::kKeep);
-  EXPECT_EQ(at(p, n).action, Action::kKeep);
-}
-
-// A comparison whose self has another shape (it broadcasts into a larger result).
-TEST(CastSlots, ABroadcastComparisonKeepsItsCast) {
-  Builder b;
-  NodeId a = b.clone_of_input({1});
-  NodeId y = b.input({4});
-  NodeId c = b.op_of_dtype({a, y}, {4}, kBool);
-  NodeId n = b.cast(c, kFloat);
-  b.output({b.op({n}, {4})});
-  Plan p = b.plan(destinations_on());
-  EXPECT_EQ(at(p, c).action, Action::kKeep);
-  EXPECT_EQ(at(p, n).action, Action::kKeep);
+// a = clone(x) [self_size]; c = ge(a, y) [4, bool]; n = _to_copy(c, cast_dtype);
+// z = mul(n, ...); the cast must stay where a cannot hold n's value or a's
+// old values are read later.
+TEST(CastSlots, TheCastStaysWhereSelfCannotHoldItsValue) {
+  struct Case {
+    const char* why;
+    Int self_size;
+    int32_t cast_dtype;
+    bool self_read_later;
+  };
+  for (const Case& k :
+       {Case{"self read later", 4, kFloat, true}, Case{"another dtype than self's", 4, 2, false},
+        Case{"broadcast into a larger result", 1, kFloat, false}}) {
+    Builder b;
+    NodeId a = b.clone_of_input({k.self_size});
+    NodeId y = b.input({4});
+    NodeId c = b.op_of_dtype({a, y}, {4}, kBool);
+    NodeId n = b.cast(c, k.cast_dtype);
+    b.output({k.self_read_later ? b.op({n, a}, {4}) : b.op({n}, {4})});
+    Plan p = b.plan(destinations_on());
+    EXPECT_EQ(at(p, c).action, Action::kKeep) << k.why;
+    EXPECT_EQ(at(p, n).action, Action::kKeep) << k.why;
+  }
 }
 
 TEST(CastSlots, TheBuilderRefusesACastOfAnOpWithoutSelf) {

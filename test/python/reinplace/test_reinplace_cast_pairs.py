@@ -172,34 +172,37 @@ def test_symbolic_trace_runs_at_a_second_size():
     _same_results(f, (torch.randn(7, 3), torch.randn(7, 3)), gm)
 
 
-def test_the_checker_refuses_a_comparison_in_place_whose_self_is_read_later():
-    # Functional: r = _to_copy(ge(c, b)); r + c. Writing ge_ into c and reading c for r
-    # makes `c + c` read the booleans where the functional graph reads c's own values.
-    args = (torch.randn(4, 4), torch.randn(4, 4))
-    functional = make_fx(self_read_later)(*args)
-    rewritten = make_fx(self_read_later)(*args)
+def _ge_written_into_sin(fn, args):
+    """fn traced twice: as it is, and with `ge` made `ge_` into `sin` and the cast's users
+    reading `sin` (the rewrite the pass makes), whether or not that is sound."""
+    functional, rewritten = make_fx(fn)(*args), make_fx(fn)(*args)
     nodes = {n.name: n for n in rewritten.graph.nodes}
     nodes["ge"].target = aten.ge_.Tensor
     nodes["_to_copy"].replace_all_uses_with(nodes["sin"])
     rewritten.graph.erase_node(nodes["_to_copy"])
     rewritten.recompile()
-    with pytest.raises(ReinplaceCheckError):
-        fxinplace.check_reinplaced(functional, rewritten, *args)
+    return functional, rewritten
 
 
-def test_the_checker_accepts_the_rewrite_only_for_the_cast_dtype():
-    # The same rewrite where the functional cast goes to float64 and self is float32: ge_
+@pytest.mark.parametrize("fn", [self_read_later, cast_to_another_dtype])
+def test_the_checker_refuses_a_comparison_in_place_that_changes_what_is_read(fn):
+    # self_read_later: `r + c` would read the booleans where the functional graph reads c's own
+    # values. cast_to_another_dtype: the cast goes to float64 while c is float32, so ge_
     # stores float32 values, not the cast's.
     args = (torch.randn(4, 4), torch.randn(4, 4))
-    functional = make_fx(cast_to_another_dtype)(*args)
-    rewritten = make_fx(cast_to_another_dtype)(*args)
-    nodes = {n.name: n for n in rewritten.graph.nodes}
-    nodes["ge"].target = aten.ge_.Tensor
-    nodes["_to_copy"].replace_all_uses_with(nodes["sin"])
-    rewritten.graph.erase_node(nodes["_to_copy"])
-    rewritten.recompile()
+    functional, rewritten = _ge_written_into_sin(fn, args)
     with pytest.raises(ReinplaceCheckError):
         fxinplace.check_reinplaced(functional, rewritten, *args)
+
+
+def test_the_checker_accepts_the_sound_rewrite_it_is_given_by_hand():
+    def f(a, b):
+        c = a.sin()
+        return (c >= b).to(c.dtype) * 2
+
+    args = (torch.randn(4, 4), torch.randn(4, 4))
+    functional, rewritten = _ge_written_into_sin(f, args)
+    fxinplace.check_reinplaced(functional, rewritten, *args)
 
 
 def test_torch_compile_with_the_backend_matches_eager(monkeypatch):
