@@ -43,6 +43,8 @@ enum class Action : uint8_t {
   X(kMetadataMismatch, "metadata_mismatch", "result numel or dtype differs from self")                   \
   X(kShapeMismatch, "shape_mismatch", "result shape differs from self (it would broadcast into self)")   \
   X(kSelfOverlaps, "self_overlaps", "self has internal overlap (several indices share one element)")     \
+  X(kViewOutsideSelf, "view_outside_self",                                                               \
+    "as_strided_scatter's view reaches elements outside self, which its result does not carry back")     \
   X(kSelfIsInput, "self_is_input", "self aliases a graph input or constant")                             \
   X(kInputShared, "input_shared", "self is a graph input sharing storage with another input")            \
   X(kReturnedFromDonatedInput, "returned_from_donated_input",                                            \

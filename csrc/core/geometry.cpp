@@ -170,6 +170,32 @@ bool Geometry::same_elements(const Geometry& other) const {
   return true;
 }
 
+bool Geometry::elements_within(const Geometry& other) const {
+  if (same_elements(other)) return true;
+  auto a = known(*this);
+  auto b = known(other);
+  if (!a || !b) return false;
+  auto na = product(a->sizes);
+  auto nb = product(b->sizes);
+  if (!na || !nb) return false;
+  if (*na == 0) return true;
+  auto negative = [](const Known& k) {
+    return std::any_of(k.strides.begin(), k.strides.end(), [](Int s) { return s < 0; });
+  };
+  auto last_a = last_address(*a);
+  auto last_b = last_address(*b);
+  if (negative(*a) || negative(*b) || !last_a || !last_b) return false;
+  // A dense tensor is one block of addresses: a range test.
+  if (known_non_overlapping_and_dense(*b)) return a->offset >= b->offset && *last_a <= *last_b;
+  constexpr Int kMaxEnumerated = Int{1} << 16;
+  if (*na > kMaxEnumerated || *nb > kMaxEnumerated) return false;
+  std::unordered_set<Int> theirs;
+  for_each_address(*b, *nb, [&](Int address) { theirs.insert(address); });
+  bool within = true;
+  for_each_address(*a, *na, [&](Int address) { within = within && theirs.count(address) > 0; });
+  return within;
+}
+
 bool Geometry::non_overlapping_and_dense() const {
   auto k = known(*this);
   return k ? known_non_overlapping_and_dense(*k) : proven_dense_order.has_value();

@@ -41,6 +41,9 @@ struct Geometry {
   // True unless every index provably addresses its own element. Writing an
   // overlapping tensor in place is unsound.
   bool has_internal_overlap() const;
+  // Every element of this tensor is one of `other`'s (by address). False
+  // unless proven: with symbolic extents, only for the same elements.
+  bool elements_within(const Geometry& other) const;
   // ATen's notion: the elements tile one block of memory with no gaps or
   // repeats (size-1 dims and their strides do not matter).
   bool non_overlapping_and_dense() const;

@@ -101,6 +101,12 @@ Decision Walk::check_op_metadata(const Node& node, const WriteSlot& slot, const 
     // internal overlap never overlap themselves.
     auto view = inverted_view(node, self_geom);
     if (!view || view->has_internal_overlap()) return refuse(Reason::kSelfOverlaps);
+    // Its view may address storage beyond self's own elements (self a slice
+    // of a larger tensor): the functional op writes those into its clone of
+    // the storage but returns only self's elements, so the write stops at
+    // self. In place, it would reach the rest of the storage:
+    //   s = as_strided_scatter(x[:, ::2], v, [2, 2], [1, 2], 4)  # returns elements 4, 6
+    if (!view->elements_within(self_geom)) return refuse(Reason::kViewOutsideSelf);
   }
   return Decision{};
 }
@@ -191,6 +197,10 @@ bool Walk::inverts_a_view(NodeId j, StorageId s) {
   if (!base) return false;
   auto replay = inverted_view(sc, g_.geometries().at(base->geom));
   if (!replay) return false;
+  // An as_strided view reaching beyond its base's elements: the scatter
+  // carries back only the base's (see check_op_metadata), not a no-op.
+  if (sc.scatter.kind == ScatterKind::kAsStrided && !replay->elements_within(g_.geometries().at(base->geom)))
+    return false;
   GeomId view = g_.geometries().lookup(*replay);
   return view != kNoGeom && classes_.of(s).view_pairs.count(AliasClasses::pair_key(base->geom, view)) > 0;
 }
@@ -244,7 +254,8 @@ std::vector<NodeId> Walk::unsound_removals() {
       auto base_geom = effective_geom(base_node);
       auto src_geom = effective_geom(src_node);
       auto replay = base_geom ? inverted_view(sc, *base_geom) : std::nullopt;
-      ok = replay && src_geom && replay->same_elements(*src_geom);
+      ok = replay && src_geom && replay->same_elements(*src_geom) &&
+           (sc.scatter.kind != ScatterKind::kAsStrided || replay->elements_within(*base_geom));
     }
     if (!ok) bad.push_back(j);
   }

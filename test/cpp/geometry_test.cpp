@@ -257,3 +257,22 @@ TEST(Overflow, HugeTensorsNeverWrapIntoSmallOnes) {
   EXPECT_FALSE(replay_view(spec(ScatterKind::kSelect, {0, 3}), strided({4}, {Int{1} << 62})));
   EXPECT_FALSE(reshape_strides(strided({2, 2}, {Int{1} << 62, 1}), {4}));
 }
+
+// x[1][:, ::2] of a (7, 2, 2) tensor is elements 4 and 6; as_strided([2, 2], [1, 2], 4)
+// of it reaches 4, 5, 6, 7 (random pipelines seed 101545).
+TEST(Geometry, ElementsWithinAnother) {
+  Geometry every_other = strided({2}, {2}, 4);
+  Geometry block = strided({2, 2}, {1, 2}, 4);
+  EXPECT_FALSE(block.elements_within(every_other));
+  EXPECT_TRUE(every_other.elements_within(block));
+  EXPECT_TRUE(block.elements_within(contiguous({7, 2, 2})));                   // a dense range
+  EXPECT_FALSE(strided({2}, {1}, 27).elements_within(contiguous({7, 2, 2})));  // past its end
+  EXPECT_TRUE(strided({0}, {1}, 99).elements_within(every_other));             // no elements
+  Geometry rows = strided({2, 2}, {4, 1}, 0);                                  // 0, 1, 4, 5: not dense
+  EXPECT_TRUE(strided({2}, {4}, 1).elements_within(rows));
+  EXPECT_FALSE(strided({2}, {1}, 1).elements_within(rows));  // 1, 2
+  Geometry symbolic = every_other;
+  symbolic.offset = Extent::symbolic(0);
+  EXPECT_TRUE(symbolic.elements_within(symbolic));  // the same elements
+  EXPECT_FALSE(every_other.elements_within(symbolic));
+}

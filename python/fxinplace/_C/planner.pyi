@@ -128,6 +128,7 @@ class Reason(PybindEnum):
     SHAPE_MISMATCH: typing.ClassVar[Reason]
     USED_LATER: typing.ClassVar[Reason]
     VIEW: typing.ClassVar[Reason]
+    VIEW_OUTSIDE_SELF: typing.ClassVar[Reason]
     WRITES_OUTSIDE_INPUT: typing.ClassVar[Reason]
     __members__: typing.ClassVar[dict[str, Reason]]
     @property

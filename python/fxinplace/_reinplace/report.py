@@ -17,7 +17,8 @@ class Decision:
 
     node: str
     # keep | inplace | scatter_to_copy | remove_scatter | remove_copy (a write-back
-    # copy_ into an input that already holds the value); for auto_functionalized_v2
+    # copy_ into an input that already holds the value) | remove_cast (a `_to_copy` whose
+    # comparison now stores the converted value in place); for auto_functionalized_v2
     # nodes also partial_inplace (some bases still cloned).
     action: str
     reason: str

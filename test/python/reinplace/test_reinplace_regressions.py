@@ -558,3 +558,33 @@ def test_a_dtype_view_of_a_size_one_result_of_a_symbolic_trace_keeps_it_function
     gm = make_fx(torch.func.functionalize(f), tracing_mode="symbolic")(*make_args())
     out = fxinplace.reinplace(gm, *make_args(), check=True)
     assert torch.equal(out(*make_args())[0], f(*make_args())[0])
+
+
+def test_an_as_strided_scatter_reaching_past_its_self_keeps_the_write_functional() -> None:
+    # Random pipelines seed 101545. t2 = x[1][:, ::2] is elements 4 and 6 of x's storage;
+    # t2.as_strided_((2, 2), (1, 2), 4) reaches 4..7. torch.func.functionalize records the
+    # write back as as_strided_scatter(t2, lerp, [2, 2], [1, 2], 4), which returns only
+    # elements 4 and 6 (its clone of the storage keeps 5 and 7 to itself): so that graph
+    # leaves 5 and 7 as they were, unlike eager. The pass wrote lerp in place into the
+    # storage and removed the scatters, which wrote 5 and 7: not what its input graph
+    # computes (the checker found it). The scatter now stays, and the lerp with it.
+    def f(x2):
+        x2.transpose(1, 0).view(torch.int16)[:1] = 0
+        t1 = x2.expand(3, *x2.shape)
+        t2 = x2[1::2][0][..., ::2]
+        t2.as_strided_((2, 2), (1, 2), t2.storage_offset())
+        t2.lerp_(t2.mT * 1, 0.5)
+        t2.copy_(t2)
+        return (t1 * 2,)
+
+    def make_args():
+        return (torch.arange(28, dtype=torch.float16).reshape(7, 2, 2) / 8,)
+
+    gm = make_fx(torch.func.functionalize(f))(*make_args())
+    want_args = make_args()
+    want = gm(*want_args)
+    report = fxinplace.reinplace_report(gm, *make_args(), check=True)
+    decisions = {d.node: d for d in report.decisions}
+    assert decisions["as_strided_scatter"].reason_code == "view_outside_self", report.explain()
+    got_args = make_args()
+    assert torch.equal(gm(*got_args)[0], want[0]) and torch.equal(got_args[0], want_args[0])
