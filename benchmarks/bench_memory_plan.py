@@ -46,6 +46,7 @@ import fxinplace.compile as fx_compile
 from fxinplace import reinplace_report
 from fxinplace.testing import graphs
 from fxinplace.testing.harness.compile_programs import PROGRAMS
+from fxinplace.testing.harness.pipelines import copy_graph_module
 from fxinplace.testing.tables import markdown_table
 
 OUT = Path(__file__).resolve().parent / "memory_plan_results.md"
@@ -60,13 +61,6 @@ class Captured:
     graph: GraphModule
     inputs: list[Any]
     donated: tuple[int, ...]
-
-
-def _copy(gm: GraphModule) -> GraphModule:
-    graph = torch.fx.Graph()
-    value = graph.graph_copy(gm.graph, {})
-    graph.output(value, type_expr=gm.graph.output_node().type)
-    return GraphModule(gm, graph)
 
 
 def plan_seconds(
@@ -132,7 +126,7 @@ def _capturing(captured: list[Captured], clock: dict[str, float]) -> Iterator[No
             clock["aot"] += time.perf_counter() - t
 
     def capture_then_run(gm: GraphModule, *inputs: Any, **k: Any) -> Any:
-        captured.append(Captured(_copy(gm), list(inputs), tuple(k.get("donated_inputs", ()))))
+        captured.append(Captured(copy_graph_module(gm), list(inputs), tuple(k.get("donated_inputs", ()))))
         t = time.perf_counter()
         try:
             return report(gm, *inputs, **k)
@@ -160,7 +154,7 @@ def program_row(name: str, repeat: int) -> tuple[list[str], float]:
     without = with_plan = 0.0
     reused = nodes = 0
     for c in captured:
-        a, b, r = plan_seconds(lambda c=c: _copy(c.graph), c.inputs, c.donated, repeat)
+        a, b, r = plan_seconds(lambda c=c: copy_graph_module(c.graph), c.inputs, c.donated, repeat)
         without, with_plan, reused = without + a, with_plan + b, reused + r
         nodes += len(c.graph.graph.nodes)
     plan = max(with_plan - without, 0.0)

@@ -137,10 +137,12 @@ Decision Walk::try_slot(NodeId i, size_t k) {
   if (!self) return refuse(Reason::kNotCandidate);
   Decision local = check_op_metadata(node, slot, *self);
   if (local.reason != Reason::kNotCandidate) return local;
-  // The node whose value comes to live in target: the node, or its cast.
+  // The node whose value comes to live in target, and its storage: the node's
+  // result, or its cast's (which check_op_metadata found to be one tensor).
   NodeId holder = slot.cast == kNoNode ? i : slot.cast;
-  StorageId held = value(holder) ? value(holder)->storage : -1;
-  if (slot.cast == kNoNode && !node.results.empty()) held = node.results[0].storage;
+  StorageId held = slot.cast != kNoNode   ? value(slot.cast)->storage
+                   : node.results.empty() ? StorageId{-1}
+                                          : node.results[0].storage;
   if (auto refused = check_write(i, slot, holder, node.pointwise)) return *refused;
   std::vector<NodeId> removable;
   if (auto refused = check_pending_scatters(i, self->storage, removable)) return *refused;
