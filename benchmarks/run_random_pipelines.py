@@ -4,6 +4,7 @@
     python benchmarks/run_random_pipelines.py --count 500 --minimize          # with minimal repros
     python benchmarks/run_random_pipelines.py --count 200 --reinplace broken  # self-check
     python benchmarks/run_random_pipelines.py --count 200 --functionalize broken  # self-check
+    python benchmarks/run_random_pipelines.py --count 50 --functionalize bakes-size  # self-check
     python benchmarks/run_random_pipelines.py --seeds 49 275 549              # just these programs
 
 For every seed, ``fxinplace.testing.random.programs.generate(seed)`` builds a program and
@@ -20,6 +21,9 @@ failure that is not known.
 
 ``--functionalize broken`` swaps in ``broken_passes.functionalize_ignoring_input_aliasing`` (blind to
 inputs that share memory) for ``fxinplace.functionalize``: the run must report wrong results too.
+``--functionalize bakes-size`` swaps in ``broken_passes.functionalize_baking_the_trace_size`` (its
+symbolic traces keep the trace size without a guard): the symbolic pipelines must report wrong
+results at the second size.
 ``--reinplace broken`` swaps in ``fxinplace.testing.harness.broken_passes.inplace_first_candidate``
 (re-inplaces one op without checking): the run must report wrong results, or the
 generator and harness are blind.
@@ -41,6 +45,7 @@ except ImportError:  # not installed: use the source tree
 
 from fxinplace.testing.harness import campaign as sweep  # noqa: E402
 from fxinplace.testing.harness.broken_passes import (  # noqa: E402
+    functionalize_baking_the_trace_size,
     functionalize_ignoring_input_aliasing,
     inplace_first_candidate,
 )
@@ -57,9 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reinplace", choices=("fxinplace", "broken"), default="fxinplace")
     ap.add_argument(
         "--functionalize",
-        choices=("fxinplace", "broken"),
+        choices=("fxinplace", "broken", "bakes-size"),
         default="fxinplace",
-        help="broken: a functionalization blind to inputs that share memory (a self-check)",
+        help="broken: a functionalization blind to inputs that share memory; bakes-size: one that "
+        "keeps the trace size in its outputs without a guard (self-checks)",
     )
     ap.add_argument("--details", action="store_true", help="also list clear errors, limitations and notes")
     ap.add_argument("--save", metavar="FILE", help="write every finding as a JSON line (seed, pipeline, ...)")
@@ -70,12 +76,14 @@ def main(argv: list[str] | None = None) -> int:
     seeds = sorted(set(args.seeds)) if args.seeds else list(range(args.start, args.start + args.count))
     print(f"checking {len(seeds)} programs (seeds {seeds[0]}..{seeds[-1]}), jobs={args.jobs}", flush=True)
     check = None
-    if args.functionalize == "broken":
+    if args.functionalize != "fxinplace":
+        broken = {
+            "broken": functionalize_ignoring_input_aliasing,
+            "bakes-size": functionalize_baking_the_trace_size,
+        }[args.functionalize]
 
         def check(seed: int) -> ProgramReport:
-            return check_program(
-                generate(seed), reinplace=reinplace, functionalize=functionalize_ignoring_input_aliasing
-            )
+            return check_program(generate(seed), reinplace=reinplace, functionalize=broken)
 
     campaign = sweep.run_seeds(
         seeds,

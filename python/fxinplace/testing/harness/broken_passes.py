@@ -15,7 +15,12 @@ import torch.fx
 
 import fxinplace
 
-__all__ = ["broken_compile_backend", "functionalize_ignoring_input_aliasing", "inplace_first_candidate"]
+__all__ = [
+    "broken_compile_backend",
+    "functionalize_baking_the_trace_size",
+    "functionalize_ignoring_input_aliasing",
+    "inplace_first_candidate",
+]
 
 
 def _inplace_sibling(target: object) -> torch._ops.OpOverload | None:
@@ -54,6 +59,28 @@ def functionalize_ignoring_input_aliasing(fn: Any, remove: str = "mutations") ->
         return fn(*own)
 
     return fxinplace.functionalize(separated, remove=remove)
+
+
+def functionalize_baking_the_trace_size(fn: Any, remove: str = "mutations") -> Any:
+    """``fxinplace.functionalize`` whose outputs keep, along their first dimension, only as many
+    elements as the trace size had, with no shape guard saying so: what a functionalization
+    that reads a symbolic size's hint where it should keep the symbol gets wrong. Its symbolic
+    traces are right at the trace size and wrong at every larger one."""
+    from torch.fx.experimental.symbolic_shapes import optimization_hint
+
+    def baked(t: Any) -> Any:
+        if isinstance(t, torch.Tensor) and t.dim() > 0 and isinstance(t.shape[0], torch.SymInt):
+            # as_strided checks no bounds, so the trace records no guard on the size.
+            size = (optimization_hint(t.shape[0]), *t.shape[1:])
+            return t.as_strided(size, t.stride(), t.storage_offset())
+        return t
+
+    functional = fxinplace.functionalize(fn, remove=remove)
+
+    def run(*args: Any) -> Any:
+        return torch.utils._pytree.tree_map(baked, functional(*args))
+
+    return run
 
 
 def broken_compile_backend() -> Any:
