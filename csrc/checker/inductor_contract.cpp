@@ -124,12 +124,20 @@ class Walk {
       const int64_t lo = std::max(byte, start), hi = std::min(byte + len, start + size);
       int32_t writer = -1;
       for (int64_t b = lo; b < hi && writer < 0; ++b) writer = memory_.byte_writer(dst_.storage, b);
-      // Inductor's own write-back reading the input under its old name.
-      if (exempt_original_ && writer < 0) continue;
+      // Inductor's own write-back reading the input under its old name, or
+      // what another of the functional graph's write-backs put there (inputs
+      // that share memory, which AOTAutograd hands Inductor as one base): the
+      // functional graph's own epilogue, not a rewrite's doing.
+      if (exempt_original_ && (writer < 0 || original_write_back(writer))) continue;
       hazard_ = Hazard{element, index, path_, writer};
       return true;
     }
     return false;
+  }
+
+  bool original_write_back(int32_t p) const {
+    const CheckNode& node = graph_.nodes[p];
+    return node.write_rule == WriteRule::kWriteBack && node.counterpart >= 0;
   }
 
   // The bytes were last written by node `p`: read what p's kernel reads for them,

@@ -285,3 +285,21 @@ def test_the_contract_is_off_without_the_compiler():
     gm = _trace(_flipped_rows, torch.randn(4, 3))
     functional = copy_functional(gm)
     fxinplace.check_reinplaced(functional, _scatter_as_copy(gm), torch.randn(4, 3))
+
+
+def _write_backs_through_shared_memory(x0, x1):
+    # x1 = x0[::2]: x0's write-back writes memory x1's write-back then reads at other
+    # indices (as_strided over every other element), both the functional graph's own
+    # epilogue (seed 102146 of the random pipelines).
+    x0.unsqueeze_(-1)
+    x1.as_strided_((3,), (2,), x1.storage_offset())
+    return (x1 + 1,)
+
+
+def test_the_functional_graphs_own_write_backs_through_shared_memory_are_not_the_pass_s():
+    x0 = torch.randint(-4, 5, (3, 3, 7), dtype=torch.int32)
+    gm = _trace(_write_backs_through_shared_memory, x0, x0[::2])
+    write_backs = [n for n in gm.graph.nodes if n.target is aten.copy_.default]
+    assert len(write_backs) == 2, gm.code
+    x0 = torch.randint(-4, 5, (3, 3, 7), dtype=torch.int32)
+    fxinplace.check_reinplaced(copy_functional(gm), gm, x0, x0[::2], compiler="inductor")

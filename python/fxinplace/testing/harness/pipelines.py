@@ -27,9 +27,9 @@ Attribution:
   not, or not raising where eager does): the **functionalize** half;
 * ``torch.func.functionalize`` graph != eager: a torch limitation (reported, not a failure;
   re-inplacing is then still checked against that graph);
-* a symbolic functional graph whose trace's shape guards fail at the second size (the trace
-  specialized, ``shape_guards.guards_hold``) is not held to eager there: a note, and the
-  re-inplaced graph is compared with it only. Where its guards hold, it must match eager.
+* a symbolic trace whose shape guards fail at the second size (it specialized,
+  ``shape_guards.guards_hold``) is run at the trace size only: a note. Where its guards hold,
+  the functional graph must match eager at the second size and the re-inplaced graph it.
 
 Exceptions from fxinplace count as clear, documented errors when they are
 ``fxinplace.ReinplaceInputError``, a ``RuntimeError`` naming fxinplace, or the checker's
@@ -363,16 +363,16 @@ class _ProgramCheck:
             result.findings.append(Finding(kind, half, signature, repr(error)))
             return result
         run_sizes = self.sizes if p.tracing == "symbolic" else self.sizes[:1]
-        # The functional graph against eager. At a size where the trace's own shape guards
-        # fail (it specialized), eager is no oracle for it; it stays the oracle of the
-        # re-inplaced graph wherever it runs.
+        # The functional graph against eager, and the oracle of the re-inplaced graph, at each
+        # size where the trace's own shape guards hold. Where they fail (the trace specialized:
+        # its recorded shapes are the trace size's, and the pass may rely on them), neither
+        # graph promises anything: a note.
         oracle_sizes = []
         for n in run_sizes:
-            found = self._functional_findings(p, gm, n)
-            if found and n != self.sizes[0] and guards_hold(gm, self.program.make_args(n)) is False:
+            if n != self.sizes[0] and guards_hold(gm, self.program.make_args(n)) is False:
                 result.findings.append(Finding(NOTE, half, "functional graph specialized at the trace size"))
-            else:
-                result.findings.extend(found)
+                continue
+            result.findings.extend(self._functional_findings(p, gm, n))
             if self.functional_run(p, gm, n).error is None:
                 oracle_sizes.append(n)
         reinplaced = copy_graph_module(gm)
