@@ -279,21 +279,30 @@ at::Tensor scatter_into_storage(const at::Tensor& input, const at::Tensor& src, 
     const at::Tensor folded = fold_expand_back(old_copies, src, /*reapply_views=*/true, fold);
     return scatter_into_storage(input, folded, one_copy, strides, storage_offset, fold);
   }
-  // Decided at the traced sizes where not for every size, as the meta kernel decides.
-  if (TORCH_GUARD_OR_FALSE(input.sym_numel().sym_ge(extent_of(sizes, strides, storage_offset))))
-    return at::as_strided_scatter_symint(input, src, sizes, strides, storage_offset);
   const c10::SymInt start = input.sym_storage_offset();
+  const c10::SymInt end = extent_of(sizes, strides, storage_offset);
+  // as_strided_scatter's result keeps its input's storage offset, and the value
+  // depends on it: the write lands at `storage_offset` of that storage. Under
+  // fake tensors torch's dispatch cache rebuilds a cached result at offset 0
+  // (x[1:-1] of an input: offset 1 on the first call, 0 on the second identical
+  // one), so a later trace addressed the written value one element off (seed
+  // 104001). An input not provably at offset 0 whose elements hold the write
+  // is scattered into a compact copy of its span instead, at offset 0 either way.
+  const bool at_storage_start = TORCH_GUARD_OR_FALSE(start.sym_eq(0));
+  const bool within_elements = !TORCH_GUARD_OR_FALSE(storage_offset.sym_lt(start)) &&
+                               !TORCH_GUARD_OR_FALSE(end.sym_gt(storage_extent(input)));
+  // Decided at the traced sizes where not for every size, as the meta kernel decides.
+  if ((at_storage_start || !within_elements) && TORCH_GUARD_OR_FALSE(input.sym_numel().sym_ge(end)))
+    return at::as_strided_scatter_symint(input, src, sizes, strides, storage_offset);
   // as_strided may address storage past the tensor's own elements (x[1:-1] of a
   // 5-element tensor, as_strided((2, 2), (2, 1)) reaching its last element; an
   // expand to size 0): eager writes that memory, but no functional value holds it
   // (seeds 2308, 6489).
   TORCH_CHECK(
-      !TORCH_GUARD_OR_FALSE(storage_offset.sym_lt(start)) &&
-          !TORCH_GUARD_OR_FALSE(extent_of(sizes, strides, storage_offset).sym_gt(storage_extent(input))),
+      within_elements,
       "fxinplace.functionalize: a write through as_strided() reaches memory outside the elements of the "
       "tensor it views (its elements lie in storage offsets [",
-      start, ", ", storage_extent(input), "), the write reaches [", storage_offset, ", ",
-      extent_of(sizes, strides, storage_offset),
+      start, ", ", storage_extent(input), "), the write reaches [", storage_offset, ", ", end,
       ")); functionalization keeps only a tensor's elements, so it cannot express this write");
   at::Tensor memory = at::as_strided_copy_symint(input, {storage_extent(input) - start}, {1}, start);
   at::Tensor written = at::as_strided_scatter_symint(memory, src, sizes, strides, storage_offset - start);

@@ -32,9 +32,10 @@ def test_the_schema_rule_for_out_overloads_matches_torchs_out_tag() -> None:
 
 
 def test_torchs_fake_tensor_cache_still_drops_as_strided_scatters_storage_offset() -> None:
-    """A torch bug the random pipelines' known failures name (seed 104001): a cache hit rebuilds
-    a non-view result with offset 0, where as_strided_scatter keeps its input's. When this test
-    fails, torch fixed it: drop the known failure."""
+    """A torch bug seed 104001 of the random pipelines met: a cache hit rebuilds a non-view
+    result with offset 0, where as_strided_scatter keeps its input's. fxinplace.functionalize
+    works around it (scatter_into_storage scatters a write into an input not at its storage's
+    start into a compact copy). When this test fails, torch fixed it, and the workaround may go."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     x = torch.arange(9.0)[1:-1]

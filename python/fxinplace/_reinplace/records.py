@@ -277,21 +277,25 @@ def _converts_for_inplace(node: Node, env: dict[Node, Any]) -> tuple[Node, Node]
 def _other_destinations(info: Any, node: Node, self_node: Any) -> list[tuple[Node, Any]]:
     """Operands other than `self` that an elementwise op's result could be written into, in
     the order the planner tries them (it takes one only where `self` cannot be written):
-    `b` of a commutative `foo(a, b)` through `b.foo_(a)`, then every tensor operand through
-    `foo.out(..., out=operand)`."""
+    every tensor operand through `foo.out(..., out=operand)`, or, for a commutative `foo(a, b)`
+    without an out= overload, `b` through `b.foo_(a)`.
+
+    out= first because it keeps the operands' order: `b.add_(a)` computes `b + a`, equal to
+    `a + b` but for which NaN's payload the sum carries when both are NaN (x86 keeps the first
+    operand's), which a program reading the float bits through an integer view sees (seed 101154).
+    """
     if not info.facts.pointwise or (not info.commutative and info.out is None):
         return []
     found: list[tuple[Node, Any]] = []
     args = node.args
-    if info.commutative and len(args) == 2 and not node.kwargs and isinstance(args[1], Node):
+    if info.out is not None and info.out_arg_name not in node.kwargs:
+        for a in args:
+            if isinstance(a, Node) and a not in {n for n, _ in found}:
+                if a is not self_node or not info.facts.has_inplace:
+                    found.append((a, _C.planner.Destination.OUT))
+    elif info.commutative and len(args) == 2 and not node.kwargs and isinstance(args[1], Node):
         if args[1] is not self_node:
             found.append((args[1], _C.planner.Destination.SWAPPED))
-    if info.out is not None and info.out_arg_name not in node.kwargs:
-        seen = {n for n, _ in found}
-        for a in args:
-            if isinstance(a, Node) and a not in seen and (a is not self_node or not info.facts.has_inplace):
-                seen.add(a)
-                found.append((a, _C.planner.Destination.OUT))
     return found
 
 

@@ -123,3 +123,30 @@ def test_as_strided_of_a_view_of_an_aliased_input_after_a_write_under_symbolic_s
 
     problems = eager_parity_problems(f, make_args, tracing_modes=("fake", "symbolic"), removes=("mutations",))
     assert not problems, "\n".join(problems)
+
+
+def test_a_write_through_as_strided_of_an_input_inside_its_storage_in_a_second_symbolic_trace() -> None:
+    """Seed 104001: torch's FakeTensor dispatch cache rebuilds a cached as_strided_scatter result
+    at storage offset 0 where the first call kept its input's offset 1 (x[1:-1];
+    test_torch_compat.py has the torch side). The second identical trace in a process, under
+    remove="mutations_and_views", then addressed the written input one element off. Writes into
+    an input not at its storage's start now scatter into a compact copy of its span, offset 0
+    in every trace."""
+
+    def f(x0):
+        [_, t1] = torch._foreach_add([x0, x0.unbind(0)[-3]], 1)
+        x0[1] = t1
+        t3 = t1.unsqueeze(0)[0]
+        x0.as_strided_((2, 3), (3, 1), x0.storage_offset())
+        t4 = x0.to(torch.int32)
+        x0[:, ::2].unfold(1, 1, 1).ge_(t1)
+        return x0 * 1, t4, t3 * 1
+
+    def make_args():
+        return (torch.tensor([9, -3, 2, -1, 4, 0, -2, 3, 1])[1:-1],)
+
+    # The first trace fills the cache the second one hits.
+    problems = eager_parity_problems(
+        f, make_args, tracing_modes=("symbolic",), removes=("mutations", "mutations_and_views")
+    )
+    assert not problems, "\n".join(problems)

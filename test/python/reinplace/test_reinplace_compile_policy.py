@@ -7,6 +7,7 @@ the graph as the stock pass would, and the rule's conditions refuse where they m
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.passes.reinplace import reinplace as stock_reinplace
@@ -65,10 +66,33 @@ def test_a_dead_other_operand_takes_a_commutative_result() -> None:
     args = (torch.randn(5), torch.randn(5))
     gm, decisions = _compiled(commutative, args)
     node = next(n for n in gm.graph.nodes if n.name == "add")
-    assert node.target is aten.add_.Tensor and node.args[0].name == "cos", gm.code
+    # add.out(sin, cos, out=cos), not cos.add_(sin): the operands keep their order.
+    assert node.target is aten.add.out and node.kwargs["out"].name == "cos", gm.code
+    assert [a.name for a in node.args] == ["sin", "cos"], gm.code
     assert decisions["add"].action == "inplace"
     _same_results(commutative, args, gm)
     assert aten.add.Tensor in _stock_targets(commutative, args)
+
+
+def test_writing_into_the_second_operand_keeps_nans_payload_bits() -> None:
+    """Seed 101154: `add(x, y)` rewritten as `y.add_(x)` computes `y + x`, whose NaN (both
+    operands NaN) carries y's payload on x86 where eager's carries x's: a program reading the
+    bits through an integer view saw another value. The out= form keeps the operands' order."""
+
+    def nan_bits(a, b):
+        x = a.view(torch.float64) * 1  # NaNs keep their payload bits through * 1
+        y = b.view(torch.float64) * 1
+        return x, (x + y).view(torch.int64)  # x returned: only y's buffer can take the sum
+
+    quiet_nan = 0x7FF8000000000000
+    args = (quiet_nan + torch.arange(1, 6), quiet_nan + torch.arange(100, 105))
+    fa, fb = (t.view(torch.float64) for t in args)
+    if torch.equal((fa + fb).view(torch.int64), (fb + fa).view(torch.int64)):
+        pytest.skip("this machine's add carries the same NaN payload in either operand order")
+    gm, _ = _compiled(nan_bits, args)
+    assert aten.add_.Tensor not in _targets(gm), gm.code
+    want, got = nan_bits(*args)[1], gm(*args)[1]
+    assert torch.equal(want, got), (want, got)
 
 
 def test_an_op_without_inplace_form_writes_a_dead_operand_through_out() -> None:

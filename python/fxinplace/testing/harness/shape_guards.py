@@ -50,7 +50,13 @@ def guards_hold(gm: torch.fx.GraphModule, args: Sequence[Any]) -> bool | None:
             held = guard.expr
         if held.free_symbols:
             verdict = None  # a guard on a symbol these args do not bind
-        elif not bool(held):
+            continue
+        try:
+            truth = bool(held)
+        except TypeError:  # sympy cannot decide it (an undecidable relational): no say
+            verdict = None
+            continue
+        if not truth:
             return False
     return verdict
 

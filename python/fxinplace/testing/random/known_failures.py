@@ -66,17 +66,6 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         source=r"(?s)\.diagonal\(.*(out=|storage_offset\(\))",
     ),
     KnownIssue(
-        "torch's FakeTensor dispatch cache rebuilds a cached non-view result without its storage "
-        "offset, and as_strided_scatter keeps its input's (torch.as_strided_scatter of x[1:-1] has "
-        "storage_offset() 1; the same call again under one FakeTensorMode gives 0: "
-        "test_torch_compat.py). A later symbolic trace of a program that writes as_strided_ at "
-        "storage_offset() of a sliced input then addresses the input's new value one element off "
-        "(seed 104001, whose fxf-views@sym trace follows the fxf@sym trace's identical call)",
-        "functionalize",
-        (r"functional graph differs from eager.*: (output|input post-state) value",),
-        source=r"as_strided_\(.*storage_offset\(\)",
-    ),
-    KnownIssue(
         "torch.fx's generated code writes a complex constant whose real part is -0.0 (Python's -2j) "
         "as `(-0-2j)`, which Python evaluates with a real part of +0.0, so a graph's fill.Scalar "
         "(torch.func.functionalize's alike) writes another sign bit than eager, which a dtype view "
@@ -94,17 +83,6 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         "functionalize",
         (r"(functional graph )?differs from eager.*: (output|input post-state) value",),
         source=r"\.view\(torch\.complex(32|64|128)\)\.neg_?\(\)",
-    ),
-    KnownIssue(
-        "policy='compile' writes a commutative op's result into its dead second operand "
-        "(add(a, b) -> b.add_(a)): with both operands NaN, which NaN's payload the result carries "
-        "depends on the operand order (x86 keeps the first's), so where a program reads float bits "
-        "through an integer view of the same memory, the bits differ from eager's though both "
-        "values are NaN (seed 101154: int64 inputs viewed as float64, sqrt of negatives, then "
-        "torch.add(x2, x2.flip(3)))",
-        "reinplace",
-        (r"re-inplaced graph differs from the functional graph( at n=\d+)?: input post-state value",),
-        source=r"(?s)view\(torch\.float\d+\).*torch\.add\(",
     ),
 )
 
