@@ -244,8 +244,6 @@ def test_a_write_into_the_gaps_of_a_strided_input_is_not_made_in_place() -> None
 def test_the_checker_catches_wrong_destinations() -> None:
     """The checker accepts `b.foo_(a)` for `foo(a, b)` only for commutative foo, and
     `foo.out(..., out=b)` only where b's old value is not read afterwards."""
-    import pytest
-
     from fxinplace._checker import check_reinplaced, copy_functional
 
     def sub(a, b):
