@@ -305,13 +305,15 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
   for (size_t r = 0; r < num_returns; ++r)
     if (c.return_alias[r] >= 0)
       add_writes(op, c.return_alias[r], originals[c.return_alias[r]], functional_stack[r], writes);
-  conform_writes(op, originals, writes);
-  for (Write& w : writes) {
+  // Matched to the results before conform_writes casts a value to its target's
+  // dtype, a new tensor (torch.sub(t.permute(1, 0, 2), 1, out=y) of a float64 t
+  // into a float32 y: seed 110897).
+  for (Write& w : writes)
     for (size_t k = 0; k < eager_results.size() && k < functional_stack.size(); ++k)
       if (functional_stack[k].isTensor() && functional_stack[k].toTensor().is_same(w.value))
         w.eager_layout = eager_results[k];
-    commit_one(op, w, reapply);
-  }
+  conform_writes(op, originals, writes);
+  for (Write& w : writes) commit_one(op, w, reapply);
 
   for (size_t r = 0; r < num_returns; ++r) {
     const int alias = c.return_alias[r];

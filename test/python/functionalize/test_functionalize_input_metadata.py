@@ -559,6 +559,26 @@ def test_a_write_through_a_view_of_an_input_resized_to_a_transposed_layout_with_
     _check(f, make_args)
 
 
+def test_out_resized_and_cast_to_another_dtype_keeps_eagers_strides_with_views_copied() -> None:
+    """Random pipelines seed 110897: the same resize, with out of another dtype than the result
+    (float64 computed, written into float32). The cast value was a new tensor, no longer matched
+    to the rehearsed layout, so out was laid out contiguously where eager has strides (1, 6, 1),
+    and as_strided of it read other elements."""
+
+    def f(x0, x2):
+        t2 = x0.float().amax(-3)
+        torch.sub(x2.permute(1, 0, 2), 1, out=t2)
+        return t2 * 1, t2.as_strided((2, 2), (1, 2), t2.storage_offset()) * 1
+
+    def make_args():
+        return (
+            torch.arange(6, dtype=torch.float64).view(2, 3, 1),
+            torch.arange(18, dtype=torch.float64).view(3, 6, 1),
+        )
+
+    _check(f, make_args, removes=("mutations", "mutations_and_views"))
+
+
 def test_out_resizing_an_input_from_a_view_keeps_eagers_strides_with_views_copied() -> None:
     """Random pipelines seed 11181: with views copied, t's value is compact, so mul's result
     is contiguous; eager resizes `out` to the layout mul computes in from the transposed t,

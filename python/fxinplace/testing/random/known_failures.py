@@ -44,6 +44,18 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         source=r"(?m)^    try:",
     ),
     KnownIssue(
+        "make_fx(tracing_mode='symbolic'): the same meta kernel lets a complex clamp (relu_, clamp_) "
+        "through at trace time where nothing catches it; the graph records it and raises eager's "
+        "error when run, as torch.func.functionalize's does (seed 111173: x0.relu_() of a complex "
+        "input)",
+        "functionalize",
+        (
+            r"eager raises NotImplementedError: clamp is not supported for complex types; the traced program "
+            r"does not",
+        ),
+        source=r"\.(relu|clamp(_min|_max)?)_?\(",
+    ),
+    KnownIssue(
         "make_fx cannot trace a write through a boolean mask held in a tensor (t[mask] = v): index_put_ "
         "needs the mask's values (nonzero), so real tracing raises 'get value out of a tracing tensor' "
         "and symbolic tracing cannot guard on the data-dependent size (torch.func.functionalize alike, "
