@@ -126,6 +126,16 @@ bool viewable_as(const at::Tensor& t, at::ScalarType dtype) {
   return true;
 }
 
+// Whether view_as_complex accepts `t`'s layout: the last dim holds each
+// (real, imag) pair side by side, and every other stride and the storage
+// offset count whole pairs.
+bool pairs_adjacent(const at::Tensor& t) {
+  if (t.dim() == 0 || !TORCH_GUARD_OR_FALSE(t.sym_stride(-1).sym_eq(1))) return false;
+  for (int64_t d = 0; d + 1 < t.dim(); ++d)
+    if (!TORCH_GUARD_OR_FALSE((t.sym_stride(d) % 2).sym_eq(0))) return false;
+  return TORCH_GUARD_OR_FALSE((t.sym_storage_offset() % 2).sym_eq(0));
+}
+
 // A value's size-1 dims may have any stride (a functional kernel's layout,
 // which eager's tensor need not share): those strides are set as a
 // contiguous layout would have them, the same memory, so view(dtype) sees
@@ -327,8 +337,15 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       if (!viewable_as(bytes, base.scalar_type())) bytes = bytes.clone(at::MemoryFormat::Contiguous);
       return reapply_views ? bytes.view(base.scalar_type()) : at::view_copy(bytes, base.scalar_type());
     }
-    case Inverse::kViewAsReal:
-      return reapply_views ? at::view_as_complex(mutated_view) : at::view_as_complex_copy(mutated_view);
+    case Inverse::kViewAsReal: {
+      // As for kDtype: the written value is laid out as its kernel chose
+      // (masked_fill_ of view_as_real(x).t() with a 0-d mask computes
+      // contiguously, so transposing back puts the pairs at stride 2: seed
+      // 110186); view_as_complex needs each pair adjacent, a contiguous copy has.
+      const at::Tensor pairs =
+          pairs_adjacent(mutated_view) ? mutated_view : mutated_view.clone(at::MemoryFormat::Contiguous);
+      return reapply_views ? at::view_as_complex(pairs) : at::view_as_complex_copy(pairs);
+    }
     case Inverse::kViewAsComplex:
       return reapply_views ? at::view_as_real(mutated_view) : at::view_as_real_copy(mutated_view);
     case Inverse::kGeometry:

@@ -441,3 +441,19 @@ def test_result_of_an_op_on_a_view_keeps_eager_layout_for_reshape() -> None:
 
     _check(f, lambda: (torch.arange(6.0).view(2, 3),), removes=("mutations_and_views",))
     _check(f, lambda: (torch.arange(12.0).view(4, 3)[::2],), removes=("mutations_and_views",))
+
+
+def test_a_write_through_a_transposed_view_as_real_computed_contiguously() -> None:
+    # Random pipelines seed 110186: masked_fill_ with a 0-d mask computes view_as_real(t).t()'s
+    # new value contiguously; transposed back, each (real, imag) pair lay at stride 2, and
+    # folding it into t through view_as_complex raised "Tensor must have a last dimension with
+    # stride 1" (an internal error) where eager writes.
+    def f(x1, x2):
+        t2 = x2.narrow(0, 1, 2)
+        torch.view_as_real(t2).transpose(0, -1).masked_fill_(x1.real > 0, -0.5)
+        return x2 * 1, t2 * 1
+
+    def make_args():
+        return torch.tensor(1 + 1j), (torch.arange(5.0) * (1 - 2j))[1:-1]
+
+    _check(f, make_args)
