@@ -288,11 +288,17 @@ at::Tensor scatter_into_storage(const at::Tensor& input, const at::Tensor& src, 
   // one), so a later trace addressed the written value one element off (seed
   // 104001). An input not provably at offset 0 whose elements hold the write
   // is scattered into a compact copy of its span instead, at offset 0 either way.
-  const bool at_storage_start = TORCH_GUARD_OR_FALSE(start.sym_eq(0));
+  // And as_strided_scatter clones its input keeping the layout only where no
+  // two of its elements share memory: an expanded input (x.expand(-1, 3)
+  // written through .unfold(1, 1, 3)) is cloned densely, and the geometry then
+  // addressed other elements (an expand's copies of one element land in
+  // different places). Such an input is relocated too: its storage span holds
+  // each location once.
+  const bool clone_keeps_layout = TORCH_GUARD_OR_FALSE(start.sym_eq(0)) && provably_injective(input);
   const bool within_elements = !TORCH_GUARD_OR_FALSE(storage_offset.sym_lt(start)) &&
                                !TORCH_GUARD_OR_FALSE(end.sym_gt(storage_extent(input)));
   // Decided at the traced sizes where not for every size, as the meta kernel decides.
-  if ((at_storage_start || !within_elements) && TORCH_GUARD_OR_FALSE(input.sym_numel().sym_ge(end)))
+  if ((clone_keeps_layout || !within_elements) && TORCH_GUARD_OR_FALSE(input.sym_numel().sym_ge(end)))
     return at::as_strided_scatter_symint(input, src, sizes, strides, storage_offset);
   // as_strided may address storage past the tensor's own elements (x[1:-1] of a
   // 5-element tensor, as_strided((2, 2), (2, 1)) reaching its last element; an

@@ -87,7 +87,9 @@ def test_a_users_custom_post_pass_is_kept() -> None:
             return "mine"
 
     mine = Mine()
-    with inductor_config.patch(post_grad_custom_post_pass=mine):
+    # The user's pass runs only when Inductor compiles: a hit in the on-disk FX graph cache
+    # (this test's own graph from an earlier run: the key is the same) skips every pass.
+    with inductor_config.patch(post_grad_custom_post_pass=mine, force_disable_caches=True):
         with fi.installed():
             assert inductor_config.post_grad_custom_post_pass[0] is mine
         assert inductor_config.post_grad_custom_post_pass is mine
@@ -109,14 +111,13 @@ def test_an_inductor_that_takes_one_custom_pass_gets_one(monkeypatch) -> None:
             return "mine"
 
     mine = Mine()
-    # The user's pass runs only when Inductor compiles: a hit in the on-disk FX graph cache
-    # (this test's own graph from an earlier run: the key is the same) skips every pass.
-    monkeypatch.setattr(inductor_config, "force_disable_caches", True)
     with inductor_config.patch(post_grad_custom_post_pass=None):
         with fi.installed():
             assert isinstance(inductor_config.post_grad_custom_post_pass, fi.CacheKey)
         assert inductor_config.post_grad_custom_post_pass is None
-    with inductor_config.patch(post_grad_custom_post_pass=mine):
+    # The user's pass runs only when Inductor compiles: a hit in the on-disk FX graph cache
+    # (this test's own graph from an earlier run: the key is the same) skips every pass.
+    with inductor_config.patch(post_grad_custom_post_pass=mine, force_disable_caches=True):
         with fi.installed():
             chained = inductor_config.post_grad_custom_post_pass
             assert not isinstance(chained, list) and chained.uuid()[0] == "mine"

@@ -457,3 +457,16 @@ def test_a_write_through_a_transposed_view_as_real_computed_contiguously() -> No
         return torch.tensor(1 + 1j), (torch.arange(5.0) * (1 - 2j))[1:-1]
 
     _check(f, make_args)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64])
+def test_a_write_through_a_window_of_an_expanded_view_lands_on_the_base(dtype) -> None:
+    # Random pipelines seed 111750: the unfold picks one copy of each expanded element, so the
+    # write scattered straight into the expand's value, which as_strided_scatter clones densely
+    # (its copies of an element in other places): x became [2, 3, 3, 4] where eager's is
+    # [0, 1, 2, 3]. A wrong value, before: now the span of the storage is written.
+    def f(x):
+        x.expand(-1, 3).unfold(1, 1, 3).add_(-1)
+        return (x * 1,)
+
+    _check(f, lambda: (torch.arange(1.0, 5.0).to(dtype).view(4, 1),))
