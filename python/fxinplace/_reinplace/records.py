@@ -281,18 +281,20 @@ def _other_destinations(info: Any, node: Node, self_node: Any) -> list[tuple[Nod
     without an out= overload, `b` through `b.foo_(a)`.
 
     out= first because it keeps the operands' order: `b.add_(a)` computes `b + a`, equal to
-    `a + b` but for which NaN's payload the sum carries when both are NaN (x86 keeps the first
-    operand's), which a program reading the float bits through an integer view sees (seed 101154).
+    `a + b` but for which NaN's payload the sum carries when both are NaN (the kernel keeps one
+    operand's by position), which a program reading the float bits through an integer view sees
+    (seed 101154).
     """
     if not info.facts.pointwise or (not info.commutative and info.out is None):
         return []
     found: list[tuple[Node, Any]] = []
     args = node.args
     if info.out is not None and info.out_arg_name not in node.kwargs:
+        seen: set[Node] = set()
         for a in args:
-            if isinstance(a, Node) and a not in {n for n, _ in found}:
-                if a is not self_node or not info.facts.has_inplace:
-                    found.append((a, _C.planner.Destination.OUT))
+            if isinstance(a, Node) and a not in seen and (a is not self_node or not info.facts.has_inplace):
+                seen.add(a)
+                found.append((a, _C.planner.Destination.OUT))
     elif info.commutative and len(args) == 2 and not node.kwargs and isinstance(args[1], Node):
         if args[1] is not self_node:
             found.append((args[1], _C.planner.Destination.SWAPPED))

@@ -76,7 +76,7 @@ def test_a_dead_other_operand_takes_a_commutative_result() -> None:
 
 def test_writing_into_the_second_operand_keeps_nans_payload_bits() -> None:
     """Seed 101154: `add(x, y)` rewritten as `y.add_(x)` computes `y + x`, whose NaN (both
-    operands NaN) carries y's payload on x86 where eager's carries x's: a program reading the
+    operands NaN) carries the other operand's payload than eager's x + y: a program reading the
     bits through an integer view saw another value. The out= form keeps the operands' order."""
 
     def nan_bits(a, b):

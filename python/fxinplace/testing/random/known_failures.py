@@ -81,7 +81,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         "torch.fx's generated code writes a complex constant whose real part is -0.0 (Python's -2j) "
         "as `(-0-2j)`, which Python evaluates with a real part of +0.0, so a graph's fill.Scalar "
         "(torch.func.functionalize's alike) writes another sign bit than eager, which a dtype view "
-        "shows as another value (seed 1336; torch.func.functionalize's graph alike)",
+        "shows as another value (seed 1336)",
         "functionalize",
         (r"functional graph differs from eager.*: (output|input post-state) value",),
         # The constant and the dtype view, in either order (the view may be an input's: seed 10780).
