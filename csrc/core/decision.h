@@ -57,13 +57,16 @@ enum class Action : uint8_t {
     "restore")                                                                                           \
   X(kResultReadAfterWriteBack, "result_read_after_write_back",                                           \
     "self is a graph input; the result would be read after the input's write-back, or returned")         \
+  X(kWriteBackReordersResult, "write_back_reorders_result",                                              \
+    "self is a graph input written back with another view of the result (a transpose): in the input's "  \
+    "memory, the write-back would copy it onto itself in another order")                                 \
   X(kSelfRepeated, "self_repeated", "self is passed to the op more than once")                           \
   X(kOperandAliasesSelf, "operand_aliases_self", "another operand shares storage with self")             \
   X(kUsedLater, "used_later", "self or an alias of it is used later")                                    \
   X(kNoInplaceVariant, "no_inplace_variant", "the operator has no in-place variant")                     \
   X(kLayoutSensitiveUse, "layout_sensitive_use",                                                         \
-    "self is laid out differently from the result, and a later view (view/as_strided), a result "        \
-    "computed from it or a graph output would show the other layout")                                    \
+    "self is laid out differently from the result, and a later view (view/as_strided), a read of its "   \
+    "strides, a result computed from it or a graph output would show the other layout")                  \
   X(kCompilerFuses, "compiler_fuses",                                                                    \
     "Inductor generates and fuses this op's code and reuses its buffers itself; an in-place op here "    \
     "would only block fusion (policy='inductor')")                                                       \

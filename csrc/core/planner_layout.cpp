@@ -177,6 +177,7 @@ bool Walk::layout_change_is_visible(NodeId moved, NodeId home) {
     if (p.old_parent == p.new_parent) continue;
     auto landed = derive_geom(p.node, p.old_parent, p.new_parent);
     if (!landed) return true;
+    if (!value(p.node)) continue;  // a read of numbers: nothing views it
     const Geometry& own = g_.geometries().at(value(p.node)->geom);
     for (NodeId c : layout_children_[static_cast<size_t>(p.node)]) pending.push_back({c, own, *landed});
   }
@@ -223,6 +224,13 @@ bool Walk::covers_its_buffer(NodeId t) {
 std::optional<Geometry> Walk::derive_geom(NodeId u, const Geometry& old_parent, const Geometry& new_parent) {
   const Node& node = g_.at(u);
   const TensorValue* v = value(u);
+  if (!v && !node.reads_memory) {
+    // A read of numbers (sym_stride, sym_storage_offset): it sees the move
+    // when what it reads changes. Nothing views it, so the parent stands in.
+    bool same = node.layout_use == LayoutUse::kStrides ? old_parent.strides == new_parent.strides
+                                                       : old_parent.offset == new_parent.offset;
+    return same ? std::optional<Geometry>(new_parent) : std::nullopt;
+  }
   if (!v || !aliases_parent(u)) return std::nullopt;  // as_strided_scatter into moved memory
   const Geometry& own = g_.geometries().at(v->geom);
   switch (node.layout_use) {

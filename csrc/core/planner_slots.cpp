@@ -91,6 +91,19 @@ std::optional<Decision> Walk::check_input_written_back(NodeId i, NodeId target, 
   const TensorValue* result = holder == kNoNode ? nullptr : value(holder);
   if (!result) return std::nullopt;
   AliasClass& result_class = classes_.of(result->storage);
+  // A write-back of another view of the result reads the result's memory, now
+  // the input's, in another order: a copy onto itself, which ATen refuses as
+  // a partial overlap and which would read elements it has already written
+  // (random pipelines seed 111356, an input transposed in place):
+  //   y = select_scatter(x, v, 1, 2)     # in place: y is x's memory
+  //   copy_(x, transpose(y, 0, 1))       # x.copy_(x.t())
+  // Left functional, y is a buffer of its own and the copy reads only it.
+  if (!copies_the_result) {
+    const TensorValue* copied = value(write_back.written_value);
+    if (copied && classes_.root(copied->storage) == classes_.root(result->storage) &&
+        !own_geom(write_back.written_value).same_elements(own_geom(holder)))
+      return refuse(Reason::kWriteBackReordersResult, back);
+  }
   // Reads after a write-back that copies the result itself (which then goes)
   // still see the result; but returning it would now return the input's
   // memory, an output aliasing an input the functional graph did not have.

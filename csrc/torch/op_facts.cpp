@@ -172,8 +172,14 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
   if (first && !first->isWrite())
     facts.view = first->isWildcardAfter() ? ViewKind::kMulti : ViewKind::kSingle;
   if (facts.returns_its_input) facts.view = ViewKind::kSingle;
-  if (addresses_absolutely(name, overload))
+  // sym_stride and sym_storage_offset read layout as numbers: a rewrite that
+  // moves their operand's memory changes what they return (random pipelines
+  // seed 112164: index_copy's fresh result has strides (7, 1); in place, its
+  // transposed self's (1, 7), and a write-back's as_strided_ read them).
+  if (addresses_absolutely(name, overload) || name == "aten::sym_storage_offset")
     facts.layout_use = LayoutUse::kAbsolute;
+  else if (name == "aten::sym_stride")
+    facts.layout_use = LayoutUse::kStrides;
   else if (reshape_views().count(name) && overload.empty())
     facts.layout_use = LayoutUse::kReshape;
   else if (facts.view != ViewKind::kNone && !facts.returns_its_input && !logical_views().count(name))

@@ -130,6 +130,7 @@ class Reason(PybindEnum):
     VIEW: typing.ClassVar[Reason]
     VIEW_OUTSIDE_SELF: typing.ClassVar[Reason]
     WRITES_OUTSIDE_INPUT: typing.ClassVar[Reason]
+    WRITE_BACK_REORDERS_RESULT: typing.ClassVar[Reason]
     __members__: typing.ClassVar[dict[str, Reason]]
     @property
     def code(self) -> str:

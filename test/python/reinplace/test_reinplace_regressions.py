@@ -588,3 +588,59 @@ def test_an_as_strided_scatter_reaching_past_its_self_keeps_the_write_functional
     assert decisions["as_strided_scatter"].reason_code == "view_outside_self", report.explain()
     got_args = make_args()
     assert torch.equal(gm(*got_args)[0], want[0]) and torch.equal(got_args[0], want_args[0])
+
+
+def test_a_read_of_a_results_strides_keeps_it_out_of_a_differently_laid_out_self() -> None:
+    # Random pipelines seed 112164. torch.func.functionalize's write-back into x, transposed,
+    # reads the strides of index_copy's result to lay x out:
+    #   c = index_copy(transpose(add(x, x), 0, 1), 0, i, v)   # fresh: strides (7, 1)
+    #   as_strided_(x, [3, 7], [sym_stride(c, 0), 1]); copy_(x, c)
+    # Computed in place into the transposed add, c has strides (1, 3): the write-back then
+    # laid x out as (1, 1), which the functional graph never does (the checker found it).
+    def f(x, i):
+        x.add_(x)
+        x.transpose_(0, 1)
+        x.index_copy_(0, i, x.narrow(0, 2, 1) * 2)
+
+    def make_args():
+        return torch.arange(21).view(7, 3), torch.tensor([1])
+
+    gm = make_fx(torch.func.functionalize(f), tracing_mode="symbolic")(*make_args())
+    want_args = make_args()
+    gm(*want_args)
+    report = fxinplace.reinplace_report(gm, *make_args(), check=True)
+    decisions = {d.node: d for d in report.decisions}
+    assert decisions["index_copy"].reason_code == "layout_sensitive_use", report.explain()
+    got_args = make_args()
+    gm(*got_args)
+    assert torch.equal(got_args[0], want_args[0]) and got_args[0].stride() == want_args[0].stride()
+
+
+@pytest.mark.parametrize("policy", ["stock", "compile", "inductor"])
+def test_a_write_back_of_a_transposed_result_keeps_it_out_of_the_input(policy: str) -> None:
+    # Random pipelines seed 111356. x is transposed in place after a view of it was taken;
+    # torch.func.functionalize writes x back as the transpose of the scattered value:
+    #   y = select_scatter(x, add(select(x, 1, 2), 2), 1, 2)
+    #   copy_(x, transpose(y, 0, 1))
+    # With y written into x's memory, the write-back was x.copy_(x.t()): ATen raises
+    # ("some elements ... refer to a single memory location"), and a kernel that did not
+    # check would read elements it had already overwritten.
+    def f(x):
+        t = x[:, 2]
+        x.swapdims_(0, 1)
+        t.add_(2)
+        return (x * 1,)
+
+    def make_args():
+        return (torch.arange(16).view(4, 4),)
+
+    gm = make_fx(torch.func.functionalize(f))(*make_args())
+    want_args = make_args()
+    want = gm(*want_args)
+    report = fxinplace.reinplace_report(gm, *make_args(), check=True, policy=policy)
+    if policy == "compile":  # the one policy that scatters into written-back inputs
+        kept = [d for d in report.decisions if d.reason_code == "write_back_reorders_result"]
+        assert kept, report.explain()
+    got_args = make_args()
+    got = gm(*got_args)
+    assert torch.equal(got[0], want[0]) and torch.equal(got_args[0], want_args[0]), gm.code
