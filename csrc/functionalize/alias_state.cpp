@@ -146,13 +146,14 @@ const at::Tensor& AliasState::base(bool reapply_views) {
     for (size_t k = 0; k < folded && k + 1 < update.views.size(); ++k)
       along.push_back(update.views[k]->forward(along.back(), reapply_views));
     at::Tensor value = std::move(update.value);
+    const bool written_complex = value.is_complex();
     if (direct < update.views.size()) {
       value = scatter_directly(along[direct], value, update.views, direct, update.fold);
     }
     for (size_t k = folded; k-- > 0;) {
       const ViewRecord& view = *update.views[k];
       const at::Tensor into = view.scatters_by_index() ? whole_elements_base(along[k], base_) : along[k];
-      value = view.reverse(into, value, reapply_views, update.fold);
+      value = view.reverse(into, value, reapply_views, update.fold, written_complex);
     }
     base_ = std::move(value);
   }

@@ -234,10 +234,30 @@ bool ViewRecord::keeps_elements() const {
   }
 }
 
-at::Tensor ViewRecord::unflip(const at::Tensor& value) const {
+// Eager writes through a negative view by computing the new value, copying it
+// into the tensor with the negative bit and negating it there, in that
+// tensor's dtype. The negative bit passes through view_as_real and
+// view_as_complex, and the two negations differ on zeros: a float's flips the
+// sign bit, a complex one computes 0 - x (vectorized), which keeps +0.0 (random
+// pipelines seed 112172):
+//   view_as_real(_neg_view(x)).zero_()   # x: -0.0 + -0.0j
+//   _neg_view(x).zero_()                 # x: +0.0 + 0.0j
+// So the value is negated as the written tensor's dtype sees it.
+at::Tensor ViewRecord::unflip(const at::Tensor& value, bool written_complex, bool reapply_views) const {
   if (op_->inverse == Inverse::kConj) return at::conj_physical(value);
-  if (op_->inverse == Inverse::kNeg) return at::neg(value);
-  return value;
+  if (op_->inverse != Inverse::kNeg) return value;
+  if (value.is_complex() == written_complex || value.is_conj()) return at::neg(value);
+  if (value.is_complex()) {  // written through view_as_real: negate the parts
+    const at::Tensor parts = reapply_views ? at::view_as_real(value) : at::view_as_real_copy(value);
+    at::Tensor negated = at::neg(parts);
+    if (!pairs_adjacent(negated)) negated = negated.clone(at::MemoryFormat::Contiguous);
+    return reapply_views ? at::view_as_complex(negated) : at::view_as_complex_copy(negated);
+  }
+  // written through view_as_complex: negate the complex numbers the pairs make
+  const at::Tensor pairs = pairs_adjacent(value) ? value : value.clone(at::MemoryFormat::Contiguous);
+  const at::Tensor numbers = reapply_views ? at::view_as_complex(pairs) : at::view_as_complex_copy(pairs);
+  const at::Tensor negated = at::neg(numbers);
+  return reapply_views ? at::view_as_real(negated) : at::view_as_real_copy(negated);
 }
 
 ValueFlips value_flips(const ViewChain& views) {
@@ -285,7 +305,7 @@ at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {
 }
 
 at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views,
-                               CopiesFold fold) const {
+                               CopiesFold fold, bool written_complex) const {
   switch (op_->inverse) {
     case Inverse::kSlice:
       return at::slice_scatter_symint(base, mutated_view, args_[1].toInt(), optional_symint(args_[2]),
@@ -354,7 +374,7 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       return fold_expand_back(base, mutated_view, reapply_views, fold);
     case Inverse::kConj:  // _conj shows the base conjugated: the base is the written value conjugated
     case Inverse::kNeg:   // _neg_view shows the base negated
-      return unflip(mutated_view);
+      return unflip(mutated_view, written_complex, reapply_views);
   }
   TORCH_CHECK(false, "fxinplace.functionalize: unknown inverse for ", op_->name);
 }

@@ -66,9 +66,10 @@ class ViewRecord {
   // Every output of a multi-output view op (split, unbind), in order.
   std::vector<at::Tensor> forward_all(const at::Tensor& base, bool reapply_views) const;
   // The new base after `mutated_view` (a value for this view of `base`) was written.
-  // `fold` says how the copies of an element combine in a write through expand.
+  // `fold` says how the copies of an element combine in a write through expand;
+  // `written_complex`, whether the tensor the program wrote is complex (unflip).
   at::Tensor reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views,
-                     CopiesFold fold = CopiesFold::kWrittenCopy) const;
+                     CopiesFold fold, bool written_complex) const;
 
   bool is_as_strided() const { return op_->inverse == Inverse::kAsStrided; }
   // reverse() scatters into the base by logical index (slice_scatter and kin).
@@ -88,7 +89,11 @@ class ViewRecord {
   bool keeps_elements() const;
   // `value` (written through this view) as its base shows it: negated back
   // for _neg_view, conjugated back for _conj, unchanged for other views.
-  at::Tensor unflip(const at::Tensor& value) const;
+  // `written_complex`: whether the tensor the program wrote (this view, or a
+  // view_as_real / view_as_complex of it further down the chain) is complex,
+  // the dtype eager negates in.
+  at::Tensor unflip(const at::Tensor& value, bool written_complex, bool reapply_views) const;
+  at::Tensor unflip(const at::Tensor& value) const { return unflip(value, value.is_complex(), true); }
   const std::string& op_name() const { return op_->name; }
 
  private:

@@ -66,6 +66,33 @@ def test_write_through_a_negative_view(dtype: torch.dtype) -> None:
 
 
 @pytest.mark.parametrize(
+    "write, make_input",
+    [
+        (
+            lambda x: torch.view_as_real(torch._neg_view(x)).zero_(),
+            lambda: torch.ones(4, 4, dtype=torch.complex64),
+        ),
+        (lambda x: torch._neg_view(x).zero_(), lambda: torch.ones(4, 4, dtype=torch.complex64)),
+        (lambda x: torch.view_as_complex(torch._neg_view(x)).zero_(), lambda: torch.ones(16, 2)),
+        (lambda x: torch._neg_view(x).zero_(), lambda: torch.ones(16, 2)),
+    ],
+    ids=["complex_written_as_real", "complex", "real_written_as_complex", "real"],
+)
+def test_a_write_through_a_negative_view_negates_in_the_written_dtype(write, make_input) -> None:
+    """Random pipelines seed 112172: eager negates what is written through a negative view
+    in the dtype of the tensor written. A float's negation flips a zero's sign; a complex
+    one (0 - x, vectorized) keeps +0.0. The negation through view_as_real was done as
+    complex: x held +0.0 where eager's holds -0.0."""
+
+    def f(x):
+        write(x)
+        parts = torch.view_as_real(x) if x.is_complex() else x
+        return (parts.signbit(),)  # values compare -0.0 equal to +0.0
+
+    _check(f, lambda: (make_input(),))
+
+
+@pytest.mark.parametrize(
     ("view_dtype", "index"),
     [(torch.int32, 1), (torch.int16, slice(1, 3)), (torch.uint8, 2)],
     ids=["int32", "int16", "uint8"],
