@@ -13,7 +13,7 @@ from fxinplace._reinplace.auto_functionalized.v1 import metadata_runners as afv1
 from fxinplace._reinplace.auto_functionalized.v2 import metadata_runners as afv2_runners
 from fxinplace._reinplace.higher_order import metadata_runners as higher_order_runners
 from fxinplace._reinplace.inductor_policy import inductor_facts
-from fxinplace._reinplace.metadata import propagate
+from fxinplace._reinplace.metadata import propagate, traced_symbolically
 from fxinplace._reinplace.records import GraphReading, read_graph
 
 
@@ -36,11 +36,15 @@ def read(
         **higher_order_runners(gm),
     }
     found = propagate(gm, sample_args, metadata=metadata, runners=runners)
+    # A dynamic-shape graph whose values could only be found at the sample args' sizes gets
+    # no memory plan: the plan pairs buffers of equal sizes, which the sample sizes may make
+    # equal only at these inputs (random pipelines seed 113263: 7 floats and s0 of them).
+    at_sample_sizes = found.path != "symbolic" and traced_symbolically(gm)
     reading = read_graph(
         gm,
         found,
         with_destinations=with_destinations,
         compiler_facts=inductor_facts if for_inductor else None,
-        with_memory_facts=with_memory_facts,
+        with_memory_facts=with_memory_facts and not at_sample_sizes,
     )
     return reading, found.path

@@ -154,7 +154,10 @@ def apply_memory_plan(nodes: list[Node], plan: _C.planner.Plan, facts: MemoryFac
     `slice_backward(g, ...)`: `zero_(d)` and `copy_(slice(d, ...), g)`) for each reuse the plan
     made: `d` is the node whose tensor is the dead buffer (the same sizes, strides, dtype and
     device as y), or, where the plan says the buffer is laid out otherwise,
-    `as_strided(d, y's sizes, y's strides, 0)` (the same byte count)."""
+    `as_strided(d, y's sizes, y's strides, 0)` (the same byte count). No facts (the graph
+    was not read for a plan): nothing to apply."""
+    if facts is None:
+        return
     writer = SizeWriter(nodes[0].graph, facts.sources) if nodes else None
     # A slice_backward's value is its zero_ node's now (the node itself copies into a slice).
     holder: dict[Node, Node] = {}

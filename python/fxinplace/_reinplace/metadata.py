@@ -311,6 +311,11 @@ def _is_symbolic(value: Any) -> bool:
     return isinstance(value, torch.SymInt)
 
 
+def traced_symbolically(gm: GraphModule) -> bool:
+    """Whether `gm`'s inputs were recorded with symbolic sizes (a dynamic-shape trace)."""
+    return any(_is_symbolic(n.meta.get("val")) for n in gm.graph.nodes if n.op == "placeholder")
+
+
 def _symbolic_trace_mode(gm: GraphModule) -> Any:
     """The fake mode of a symbolically traced graph whose every node records its
     value, or None when the graph is static or not fully recorded."""
@@ -318,6 +323,12 @@ def _symbolic_trace_mode(gm: GraphModule) -> Any:
 
     vals = []
     for node in gm.graph.nodes:
+        # A getitem is replayed on its source's value (which records it): the one of a
+        # custom op's `None` result has no value of its own (random pipelines seed 113263:
+        # `auto_functionalized_v2(write_both_, ...)[0]`; the graph was read at the sample
+        # args' sizes, and a dead buffer of 7 floats reused for one of s0).
+        if node.op == "call_function" and node.target is operator.getitem:
+            continue
         if node.op in ("placeholder", "call_function"):
             if "val" not in node.meta:
                 return None

@@ -12,6 +12,7 @@ the hint, inputs and outputs, another layout or dtype, a hold across the peak.
 from __future__ import annotations
 
 import copy
+import operator
 
 import pytest
 import torch
@@ -231,6 +232,53 @@ def test_symbolic_sizes_equal_only_at_the_hint_are_not_a_match():
     assert _reuses(gm) == {}
     other = (torch.randn(2, 4), torch.randn(4, 4), torch.randn(5, 4))
     _same_as_unplanned_and_eager(f, gm, unplanned, other)
+
+
+def _a_dead_buffer_of_s0_then_a_clone_of_7(x):
+    a = x[:, 0] * 2  # (s0,), dead after the sum
+    s = a.sum()
+    c = x[:, 1].narrow(0, 0, 7).clone()  # (7,): a's size at the hint (s0 = 7) only
+    return c * s
+
+
+def test_a_symbolic_graph_read_at_the_sample_sizes_gets_no_plan():
+    """Random pipelines seed 113263: where a dynamic-shape graph's values cannot be replayed
+    symbolically, the pass reads it at the sample args' sizes, which may make a dead buffer
+    of s0 elements look like one of 7; a custom op's `None` result (a getitem with no
+    recorded value) was enough to send a graph down that path."""
+    args = (torch.randn(7, 3),)
+    gm = make_fx(_a_dead_buffer_of_s0_then_a_clone_of_7, tracing_mode="symbolic")(*args)
+    next(n for n in gm.graph.nodes if n.target is aten.sum.default).meta.pop("val")  # not replayable
+    unplanned = copy.deepcopy(gm)
+    fxinplace.reinplace(unplanned, *args, policy="compile")
+    report = fxinplace.reinplace_report(gm, *args, policy="compile", memory_plan=True, check=True)
+    assert report.metadata_path != "symbolic"
+    assert _reuses(gm) == {}, report.explain()
+    other = (torch.randn(11, 3),)
+    _same_as_unplanned_and_eager(_a_dead_buffer_of_s0_then_a_clone_of_7, gm, unplanned, other)
+
+
+def test_a_getitem_of_a_custom_ops_none_result_keeps_the_graph_symbolic():
+    import fxinplace.testing.random.custom_ops  # noqa: F401  registers torch.ops.fxrandom
+
+    def f(y):
+        t = y[:, 2].narrow(0, 0, 2).clone()  # concrete sizes, which custom ops need
+        torch.ops.fxrandom.write_both_(t, t * 1)
+        return (_a_dead_buffer_of_s0_then_a_clone_of_7(y), t)
+
+    def make_args(n):
+        return (torch.randn(n, 3),)
+
+    gm = make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args(7))
+    assert any(n.target is operator.getitem and "val" not in n.meta for n in gm.graph.nodes)
+    report = fxinplace.reinplace_report(gm, *make_args(7), policy="compile", memory_plan=True, check=True)
+    assert report.metadata_path == "symbolic"
+    assert _reuses(gm) == {}, report.explain()
+    want_args = make_args(11)
+    want = f(*[a.clone() for a in want_args])
+    got_args = [a.clone() for a in want_args]
+    got = gm(*got_args)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
 
 
 def test_a_hold_across_the_peak_is_refused():
