@@ -426,9 +426,27 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
 }
 
 // x.t_() -> x becomes the alias that x.t() would be.
+// Eager runs an in-place view op on a conjugated or negated tensor through
+// the math-bit fallback unless the op skips it (most do): the fallback runs
+// it on a resolved copy and lays the tensor out as that copy, wherever its
+// memory was (random pipelines seed 113284: squeeze_(0) of a (1, 3, 2)
+// diagonal with strides (12, 1, 9) of x.conj() leaves strides (2, 1), offset
+// 0). No view of the base expresses that.
+void check_inplace_view_skips_math_bits(const c10::OperatorHandle& op, const at::Tensor& self) {
+  for (auto [bit, key] : {std::pair{self.is_conj(), c10::DispatchKey::Conjugate},
+                          std::pair{self.is_neg(), c10::DispatchKey::Negative}}) {
+    TORCH_CHECK(!bit || op.hasKernelForDispatchKey(key), "fxinplace.functionalize: ", op_name(op), " on a ",
+                key == c10::DispatchKey::Conjugate ? "conjugated" : "negated",
+                " view: eager runs it on a resolved copy and lays the tensor out as that copy, which no view "
+                "of its base expresses; call the out-of-place view (",
+                op.schema().name().substr(0, op.schema().name().size() - 1), ") or resolve the view first");
+  }
+}
+
 void run_inplace_view(const c10::OperatorHandle& op, const OpClass& c, torch::jit::Stack* stack) {
   const size_t num_args = op.schema().arguments().size();
   const at::Tensor self = torch::jit::peek(*stack, 0, num_args).toTensor();
+  check_inplace_view_skips_math_bits(op, self);
   torch::jit::Stack view_stack(stack->end() - num_args, stack->end());
   torch::jit::drop(*stack, num_args);
   c.functional->callBoxed(view_stack);  // re-enters the fallback as a view

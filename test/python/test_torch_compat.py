@@ -47,3 +47,17 @@ def test_torchs_fake_tensor_cache_still_drops_as_strided_scatters_storage_offset
         second = torch.as_strided_scatter(fake, fake_src, (2, 2, 1), (3, 2, 2), 1)
     assert first.storage_offset() == 1
     assert second.storage_offset() == 0
+
+
+def test_torchs_math_bit_fallback_still_lays_an_inplace_squeeze_out_as_a_copy() -> None:
+    """A torch bug seed 113284 of the random pipelines met: `squeeze_.dim` has no
+    fallthrough for the conjugate and negative bits, so eager runs it on a resolved copy and
+    gives the tensor that copy's strides, over its own storage. fxinplace.functionalize
+    refuses such in-place views (`check_inplace_view_skips_math_bits`). When this test fails,
+    torch fixed it, and the refusal may go."""
+    for flip in (torch.conj, torch._neg_view):
+        x = torch.arange(12.0).view(2, 2, 3).to(torch.complex64)
+        t = flip(x).unfold(0, 2, 2).diagonal(0, 3, 1)
+        assert t.stride() == (12, 1, 9)
+        t.squeeze_(0)
+        assert t.stride() == (2, 1)  # squeeze(0) would give (1, 9)

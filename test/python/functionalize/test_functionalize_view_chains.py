@@ -92,6 +92,35 @@ def test_a_write_through_a_negative_view_negates_in_the_written_dtype(write, mak
     _check(f, lambda: (make_input(),))
 
 
+@pytest.mark.parametrize("flip", [torch.conj, torch._neg_view], ids=["conj", "neg"])
+def test_an_inplace_squeeze_of_a_conjugated_or_negated_view_is_a_clear_error(flip) -> None:
+    """Random pipelines seed 113284: eager's math-bit fallback runs squeeze_(0) of such a
+    view on a resolved copy and lays the tensor out as that copy (strides (2, 1) over the
+    base's storage, where squeeze(0) gives (1, 9)): no view of the base expresses it. The
+    in-place view ops that skip the fallback (unsqueeze_, transpose_, squeeze_()) still run."""
+
+    def squeezed_in_place(x):
+        t = flip(x).unfold(0, 2, 2).diagonal(0, 3, 1)
+        t.squeeze_(0)
+        return (t.view(-1, 1) + 1,)
+
+    def other_inplace_views(x):
+        t = flip(x).unfold(0, 2, 2).diagonal(0, 3, 1)
+        t.unsqueeze_(0)
+        t.transpose_(0, 1)
+        t.squeeze_()
+        x.add_(1)
+        return (t * 1,)
+
+    def make_args():
+        return (torch.arange(12.0).view(2, 2, 3).to(torch.complex64),)
+
+    for remove in ("mutations", "mutations_and_views"):
+        with pytest.raises(RuntimeError, match=r"fxinplace\.functionalize: aten::squeeze_\.dim on a"):
+            fxinplace.functionalize(squeezed_in_place, remove=remove)(*make_args())
+    _check(other_inplace_views, make_args)
+
+
 @pytest.mark.parametrize(
     ("view_dtype", "index"),
     [(torch.int32, 1), (torch.int16, slice(1, 3)), (torch.uint8, 2)],
