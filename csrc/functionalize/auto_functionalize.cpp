@@ -5,6 +5,7 @@
 #include "functionalize/error_text.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
+#include "functionalize/meta_geometry.h"
 
 namespace fxinplace::functionalize {
 namespace {
@@ -85,7 +86,30 @@ class BaseTable {
                   " mutates views of one tensor with different dtypes (", where.scalar_type(), " and ",
                   bases_[index].scalar_type(), "), which auto_functionalized_v2 cannot express");
     }
+    check_within_base(name, where, measured_on_[static_cast<size_t>(index)]);
     return MutatedView{index, where.sym_sizes().vec(), where.sym_strides().vec(), where.sym_storage_offset()};
+  }
+
+  // auto_functionalized_v2 rebuilds the view with as_strided on the base's
+  // value, which holds only the base's elements: a view reaching storage
+  // beyond them (as_strided of an empty x1 = x[..., 1:-1], or of x[1:-1]
+  // reaching its neighbours) would address memory the value does not have
+  // (random pipelines seed 114282: ATen's "out of bounds for storage" from
+  // the rebuild). Measured in bytes: the view may be another dtype's.
+  static void check_within_base(const std::string& name, const at::Tensor& where, const at::Tensor& base) {
+    if (where.sym_numel() == 0) return;
+    const c10::SymInt wide = static_cast<int64_t>(where.itemsize());
+    const c10::SymInt base_wide = static_cast<int64_t>(base.itemsize());
+    const c10::SymInt first = where.sym_storage_offset() * wide;
+    const c10::SymInt last = storage_extent(where) * wide;
+    const c10::SymInt start = base.sym_storage_offset() * base_wide;
+    const c10::SymInt end = storage_extent(base) * base_wide;
+    TORCH_CHECK(TORCH_GUARD_OR_FALSE(first.sym_ge(start)) && TORCH_GUARD_OR_FALSE(last.sym_le(end)),
+                "fxinplace.functionalize: ", name,
+                " mutates a view (made through as_strided()) that reaches memory outside the elements of the "
+                "tensor it views (bytes [",
+                first, ", ", last, ") of its storage; its elements lie in [", start, ", ", end,
+                ")); functionalization keeps only a tensor's elements, so it cannot express this write");
   }
 
   const std::vector<AliasState*>& aliases() const { return aliases_; }

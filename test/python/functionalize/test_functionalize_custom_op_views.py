@@ -180,3 +180,34 @@ def test_custom_op_reading_a_negated_or_conjugated_view(read, make_input) -> Non
         return x
 
     _check(f, lambda: (make_input(),))
+
+
+@pytest.mark.parametrize(
+    "make_input",
+    [lambda: torch.arange(14.0).view(7, 2)[..., 1:-1], lambda: torch.arange(14.0)[1:-1]],
+    ids=["empty", "inner_slice"],
+)
+def test_a_custom_op_writing_as_strided_beyond_its_tensors_elements_is_a_clear_error(make_input) -> None:
+    """Random pipelines seed 114282: auto_functionalized_v2 rebuilds the written view with
+    as_strided on the tensor's functional value, which holds only its elements; a view
+    reaching the storage beyond them (of an empty x[..., 1:-1], or of x[1:-1] reaching its
+    neighbours) failed in ATen ("out of bounds for storage"). A view within them still runs."""
+
+    def beyond(x):
+        torch.ops.fxinplace_view_test.add_one_(x.as_strided((2, 3), (3, 1), x.storage_offset() + 7))
+        return x
+
+    def within(x):
+        torch.ops.fxinplace_view_test.add_one_(x.as_strided((2, 2), (2, 1), x.storage_offset()))
+        return x
+
+    for remove in ("mutations", "mutations_and_views"):
+        with pytest.raises(
+            RuntimeError, match=r"fxinplace\.functionalize: fxinplace_view_test::add_one_ mutates"
+        ):
+            fxinplace.functionalize(beyond, remove=remove)(make_input())
+    if make_input().numel() >= 4:
+        problems = eager_parity_problems(
+            within, lambda: (make_input(),), tracing_modes=("real",), check_graph=False
+        )
+        assert not problems, "\n".join(problems)
