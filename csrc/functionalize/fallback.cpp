@@ -425,7 +425,6 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
   stack->push_back(std::move(pieces));
 }
 
-// x.t_() -> x becomes the alias that x.t() would be.
 // Eager runs an in-place view op on a conjugated or negated tensor through
 // the math-bit fallback unless the op skips it (most do): the fallback runs
 // it on a resolved copy and lays the tensor out as that copy, wherever its
@@ -443,6 +442,7 @@ void check_inplace_view_skips_math_bits(const c10::OperatorHandle& op, const at:
   }
 }
 
+// x.t_() -> x becomes the alias that x.t() would be.
 void run_inplace_view(const c10::OperatorHandle& op, const OpClass& c, torch::jit::Stack* stack) {
   const size_t num_args = op.schema().arguments().size();
   const at::Tensor self = torch::jit::peek(*stack, 0, num_args).toTensor();

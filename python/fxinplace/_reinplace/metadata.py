@@ -333,8 +333,7 @@ def _symbolic_trace_mode(gm: GraphModule) -> Any:
             if "val" not in node.meta:
                 return None
             vals.append(node.meta["val"])
-    placeholders = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
-    if not any(_is_symbolic(v) for v in placeholders):
+    if not traced_symbolically(gm):
         return None
     try:
         return detect_fake_mode(vals)
