@@ -42,16 +42,21 @@ AliasClasses::AliasClasses(const Graph& g)
     for (NodeId op : user.operands) {
       if (last_user[static_cast<size_t>(op)] == j) continue;
       last_user[static_cast<size_t>(op)] = j;
-      for (const TensorValue& v : g.at(op).results) record_use(g, j, v.storage);
+      bool copied = user.kind == NodeKind::kWriteBack && op == user.written_value;
+      for (const TensorValue& v : g.at(op).results) record_use(g, j, v.storage, copied);
     }
   }
 }
 
 // A node whose result lives in the storage it reads (a view, a getitem of a
-// multi-output view, a write-back) does not read the memory; it only names it.
-void AliasClasses::record_use(const Graph& g, NodeId j, StorageId s) {
+// multi-output view, a write-back's input) does not read the memory; it only
+// names it. But a write-back reads the value it copies, even one in its
+// input's own memory (random pipelines seed 121864: an in-place squeeze_ that
+// changed nothing is written back as copy_(x, squeeze(x)), which reads x's
+// original value at the end; unrecorded, mul(x, 2) went into x's memory).
+void AliasClasses::record_use(const Graph& g, NodeId j, StorageId s, bool copied) {
   const Node& user = g.at(j);
-  bool names_only = user.kind != NodeKind::kOutput && user.kind != NodeKind::kOther &&
+  bool names_only = !copied && user.kind != NodeKind::kOutput && user.kind != NodeKind::kOther &&
                     user.kind != NodeKind::kAutoFunctionalized &&
                     std::any_of(user.results.begin(), user.results.end(),
                                 [s](const TensorValue& v) { return v.storage == s; });

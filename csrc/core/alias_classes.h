@@ -68,7 +68,7 @@ class AliasClasses {
   }
 
  private:
-  void record_use(const Graph& g, NodeId user, StorageId s);
+  void record_use(const Graph& g, NodeId user, StorageId s, bool copied);
 
   UnionFind storages_;
   std::vector<AliasClass> classes_;

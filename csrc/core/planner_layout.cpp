@@ -161,8 +161,10 @@ bool Walk::layout_change_is_visible(NodeId moved, NodeId home) {
   // pipelines seed 6201):
   //   c = clone(x); y = mul(c, 2)    # y: (1,) in eager; in place (c's memory): (2,)
   //   v = y.view(torch.int32)        # stride(-1) must be 1: raises in place
+  // A size-0 dim likewise (seed 120648: clone of x0.diagonal() for an x0 of
+  // sizes (0, 1) records strides (1,), eager keeps the diagonal's (2,)).
   if (symbolic_ && layout_needs_[static_cast<size_t>(moved)] >= LayoutUse::kStrides &&
-      std::find(to->sizes.begin(), to->sizes.end(), Extent(1)) != to->sizes.end()) {
+      std::any_of(to->sizes.begin(), to->sizes.end(), [](const Extent& e) { return e.is(0) || e.is(1); })) {
     return true;
   }
   struct Pending {

@@ -46,6 +46,39 @@ bool addresses_absolutely(const std::string& name, const std::string& overload) 
   return (name == "aten::as_strided" || name == "aten::as_strided_scatter") && overload.empty();
 }
 
+// How a view's result depends on its input's layout (see core::LayoutUse).
+LayoutUse view_layout_use(const std::string& name, const std::string& overload) {
+  if (addresses_absolutely(name, overload)) return LayoutUse::kAbsolute;
+  if (reshape_views().count(name) && overload.empty()) return LayoutUse::kReshape;
+  if (logical_views().count(name)) return LayoutUse::kLogical;
+  return LayoutUse::kStrides;
+}
+
+// The `*_copy` form of a view (functionalize(remove="mutations_and_views")
+// records `x.view(torch.float32)` as `view_copy.dtype`) returns a fresh tensor
+// but takes the view first, with the view's checks of its input's layout; a
+// rewrite that moves that input to other strides makes it raise (random
+// pipelines seed 120539):
+//   f = floor(mul(s, 2))                 # fresh: strides (2, 1, 1)
+//   v = view_copy.dtype(f, float32)      # in place (f in s's memory): strides
+//                                        # (2, 1, 2), "stride(-1) must be 1"
+// So it uses its input's layout as the view would, except that a copy of a
+// reshape reshapes any layout (view_copy(t, [12]) copies a transposed t) and
+// _reshape_alias_copy takes explicit strides. Nothing aliases the result.
+LayoutUse copied_view_layout_use(const std::string& name, const std::string& overload) {
+  static const std::string suffix = "_copy";
+  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return LayoutUse::kLogical;
+  std::string view = name.substr(0, name.size() - suffix.size());
+  auto handle = c10::Dispatcher::singleton().findSchema({view, overload});
+  if (!handle || handle->schema().arguments().empty()) return LayoutUse::kLogical;
+  const c10::AliasInfo* first = handle->schema().arguments()[0].alias_info();
+  if (!first || first->isWrite()) return LayoutUse::kLogical;
+  if (view == "aten::_reshape_alias") return LayoutUse::kStrides;
+  LayoutUse use = view_layout_use(view, overload);
+  return use == LayoutUse::kReshape ? LayoutUse::kLogical : use;
+}
+
 struct ScatterInverse {
   ScatterKind kind;
   OpName view;
@@ -180,10 +213,10 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
     facts.layout_use = LayoutUse::kAbsolute;
   else if (name == "aten::sym_stride")
     facts.layout_use = LayoutUse::kStrides;
-  else if (reshape_views().count(name) && overload.empty())
-    facts.layout_use = LayoutUse::kReshape;
-  else if (facts.view != ViewKind::kNone && !facts.returns_its_input && !logical_views().count(name))
-    facts.layout_use = LayoutUse::kStrides;
+  else if (facts.view != ViewKind::kNone && !facts.returns_its_input)
+    facts.layout_use = view_layout_use(name, overload);
+  else if (facts.view == ViewKind::kNone && !facts.mutates)
+    facts.layout_use = copied_view_layout_use(name, overload);
   if (facts.view != ViewKind::kNone || facts.mutates) return facts;
   find_inplace_sibling(name, schema, facts);
   facts.commutative = facts.has_inplace && is_commutative(name, overload);

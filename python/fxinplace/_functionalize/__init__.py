@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.fx.experimental.symbolic_shapes import is_concrete_int
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -197,11 +198,12 @@ def _write_back(
     if (
         grown is not None
         and any(isinstance(d, torch.SymInt) for d in original.shape)
-        and not any(isinstance(d, torch.SymInt) for d in grown)
+        and all(is_concrete_int(d) for d in grown)
     ):
         # resize_ of a placeholder with symbolic sizes to concrete ones takes ATen's C++
         # path, which refuses to set the sizes of a tensor with symbolic ones (seed 4349;
-        # symbolic new sizes go through the fake tensor's own resize_).
+        # symbolic new sizes go through the fake tensor's own resize_). A SymInt a guard
+        # made a constant is concrete too (seed 120690: (s0, s0) with s0 == 2).
         raise RuntimeError(
             "fxinplace.functionalize: the function grows the storage of an input with symbolic sizes to "
             "concrete ones "

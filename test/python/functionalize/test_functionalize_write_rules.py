@@ -740,6 +740,26 @@ def test_out_argument_with_symbolic_sizes_grown_past_its_memory_is_a_clear_error
         make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args())
 
 
+def test_out_argument_grown_to_sizes_a_later_guard_made_constant_is_a_clear_error() -> None:
+    # Seed 120690: the out= resize is to (s0, s0), symbolic when it runs; x.view(2) then
+    # guards s0 == 2, so at the write-back the sizes are SymInts holding constants, which
+    # take the same refused C++ path ("tried to directly modify sizes for customized tensor").
+    def f(x, y):
+        torch.neg(x.unsqueeze(1) - x, out=y)
+        return y * x.view(2)
+
+    def make_args():
+        return torch.arange(2.0), torch.zeros(2)
+
+    _check(f, make_args, tracing_modes=("real", "fake"))
+    with pytest.raises(
+        RuntimeError,
+        match=r"fxinplace.functionalize: the function grows the storage of an input "
+        r"with symbolic sizes to concrete ones",
+    ):
+        make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args())
+
+
 def test_write_through_expand_of_a_symbolic_size_that_is_one() -> None:
     # Under a symbolic trace the diagonal's length is Min(1, s0 - 1): 1, but not specialized
     # as a literal 1 is; expand() changed that dim, so the fold treats it as repeated (seed 6308).

@@ -644,3 +644,70 @@ def test_a_write_back_of_a_transposed_result_keeps_it_out_of_the_input(policy: s
     got_args = make_args()
     got = gm(*got_args)
     assert torch.equal(got[0], want[0]) and torch.equal(got_args[0], want_args[0]), gm.code
+
+
+def test_a_dtype_view_copy_keeps_its_input_out_of_a_differently_strided_self() -> None:
+    # Random pipelines seed 120539. remove="mutations_and_views" records y.view(torch.float32)
+    # as view_copy.dtype: a fresh tensor, but taken through the view, which needs stride(-1)
+    # to be 1 (size-1 dims included). Out of place, floor's result has strides (2, 1, 1); in
+    # the memory of the scattered `add` (x's strides, (2, 1, 2)) view_copy raised.
+    def f(x):
+        t = x + 0.5
+        t[:, 1:].div_(2)
+        y = torch.floor(t * 2)
+        return (y.view(torch.float32) * 1,)
+
+    def make_args():
+        return (torch.arange(14, dtype=torch.float64).view(7, 1, 2).transpose(1, 2),)
+
+    gm = make_fx(fxinplace.functionalize(f, remove="mutations_and_views"))(*make_args())
+    report = fxinplace.reinplace_report(gm, *make_args(), check=True)
+    decisions = {d.node: d for d in report.decisions}
+    assert decisions["floor"].reason_code == "layout_sensitive_use", report.explain()
+    assert torch.equal(gm(*make_args())[0], f(*make_args())[0])
+
+
+def test_a_dtype_view_of_a_size_zero_result_of_a_symbolic_trace_keeps_it_functional() -> None:
+    # Random pipelines seed 120648: like seed 6201 with a size-0 dim. x is the diagonal of a
+    # (0, 1) tensor, strides (2,); the symbolic trace records clone(x) with strides (1,),
+    # eager's clone keeps (2,). In c's memory y = add(c, 2) had stride 2, and
+    # y.view(torch.int32) raised.
+    def f(x):
+        y = x.clone() + 2
+        return (y.view(torch.int32) * 1,)
+
+    def make_args():
+        return (torch.zeros(0, 1, dtype=torch.int64).diagonal(),)
+
+    gm = make_fx(torch.func.functionalize(f), tracing_mode="symbolic")(*make_args())
+    report = fxinplace.reinplace_report(gm, *make_args(), check=True)
+    decisions = {d.node: d for d in report.decisions}
+    assert decisions["add"].reason_code == "layout_sensitive_use", report.explain()
+    assert gm(*make_args())[0].shape == f(*make_args())[0].shape
+
+
+def test_a_write_back_of_the_inputs_own_value_keeps_results_out_of_it() -> None:
+    # Random pipelines seed 121864. x.squeeze_() changes nothing on an input without size-1
+    # dims, and fxinplace.functionalize writes it back as copy_(x, squeeze(x)): a copy of x's
+    # own value, read at the end. The planner took that read for a mere naming of x's memory
+    # (a view's), so under the write-back rule y = mul(x, 2) went into x's memory and the
+    # copy_ went: x ended holding y.
+    def f(x):
+        y = x * 2
+        y[0].mul_(3)
+        x.squeeze_()
+        return (y.logical_not(), y + 1)
+
+    def make_args():
+        return (torch.arange(6.0).view(2, 3),)
+
+    gm = make_fx(fxinplace.functionalize(f))(*make_args())
+    assert any(n.target is torch.ops.aten.copy_.default for n in gm.graph.nodes), gm.code
+    report = fxinplace.reinplace_report(gm, *make_args(), check=True, policy="compile")
+    decisions = {d.node: d for d in report.decisions}
+    assert decisions["mul"].action == "keep", report.explain()
+    want_args, got_args = make_args(), make_args()
+    want = f(*want_args)
+    got = gm(*got_args)
+    assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
+    assert torch.equal(got_args[0], want_args[0])

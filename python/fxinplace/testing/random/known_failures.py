@@ -98,6 +98,16 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         (r"(functional graph )?differs from eager.*: (output|input post-state) value",),
         source=r"\.view\(torch\.complex(32|64|128)\)\.neg_?\(\)",
     ),
+    KnownIssue(
+        "eager's own result depends on the layout: an integer tensor seen as floats "
+        "(x.view(torch.float64)) holds NaNs, and remainder/fmod (pow/square in half precision) "
+        "return another NaN bit pattern where the kernel is vectorized (a contiguous tensor: -3 "
+        "becomes -24) than where it is not (a strided one: -3 stays); a functional graph computes "
+        "from compact copies (seed 120031)",
+        "functionalize",
+        (r"(functional graph )?differs from eager.*: (output|input post-state) value",),
+        source=r"(?m)^.*\.view\(torch\.(float\d*|half|bfloat16)\).*\.(remainder|fmod|pow|square)_?\(",
+    ),
 )
 
 
