@@ -209,13 +209,14 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
   // moves their operand's memory changes what they return (random pipelines
   // seed 112164: index_copy's fresh result has strides (7, 1); in place, its
   // transposed self's (1, 7), and a write-back's as_strided_ read them).
+  // _unsafe_view aliases without an annotation (no ViewKind) but is a reshape.
   if (addresses_absolutely(name, overload) || name == "aten::sym_storage_offset")
     facts.layout_use = LayoutUse::kAbsolute;
   else if (name == "aten::sym_stride")
     facts.layout_use = LayoutUse::kStrides;
-  else if (facts.view != ViewKind::kNone && !facts.returns_its_input)
-    facts.layout_use = view_layout_use(name, overload);
-  else if (facts.view == ViewKind::kNone && !facts.mutates)
+  else if (facts.view != ViewKind::kNone || facts.aliases_without_annotation)
+    facts.layout_use = facts.returns_its_input ? LayoutUse::kLogical : view_layout_use(name, overload);
+  else if (!facts.mutates)
     facts.layout_use = copied_view_layout_use(name, overload);
   if (facts.view != ViewKind::kNone || facts.mutates) return facts;
   find_inplace_sibling(name, schema, facts);

@@ -711,3 +711,22 @@ def test_a_write_back_of_the_inputs_own_value_keeps_results_out_of_it() -> None:
     got = gm(*got_args)
     assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
     assert torch.equal(got_args[0], want_args[0])
+
+
+def test_a_reshape_of_a_contiguous_clone_keeps_the_clone_out_of_a_transposed_operand() -> None:
+    # Random pipelines seed 122329: flatten of a transposed tensor is clone(s, contiguous)
+    # + _unsafe_view, a reshape with no alias annotation in its schema. policy="compile" may
+    # write clone's result into its dead operand s through clone.out; there it keeps s's
+    # transposed strides, which _unsafe_view cannot reshape ("view size is not compatible").
+    def f(x):
+        s = x.sign()
+        s.flatten(-2)
+        return (x * 1,)
+
+    def make_args():
+        return (torch.arange(56.0).view(1, 7, 8).transpose(1, 2) - 20,)
+
+    gm = make_fx(torch.func.functionalize(f))(*make_args())
+    report = fxinplace.reinplace_report(gm, *make_args(), check=True, policy="compile")
+    decisions = {d.node: d for d in report.decisions}
+    assert decisions["clone"].action == "keep", report.explain()
