@@ -720,37 +720,31 @@ def test_write_through_as_strided_past_the_tensors_elements_is_a_clear_error(mak
         fxinplace.functionalize(f)(make_input())
 
 
-def test_out_argument_with_symbolic_sizes_grown_past_its_memory_is_a_clear_error() -> None:
-    # A (0, 1, n) out= argument resized to (1, 1) needs more storage: resize_ of a placeholder
-    # with symbolic sizes cannot be recorded (fake tensors refuse it; seed 4349). Concrete
-    # traces write it back.
-    def f(x, y):
-        torch.sub(x, x.view(-1, 1), out=y)
-        return y * 1
-
-    def make_args():
-        return torch.tensor(2.0), torch.zeros(0, 1, 5)
-
-    _check(f, make_args, tracing_modes=("real", "fake"))
-    with pytest.raises(
-        RuntimeError,
-        match=r"fxinplace.functionalize: the function grows the storage of an input "
-        r"with symbolic sizes to concrete ones",
-    ):
-        make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args())
+def _sub_into_an_empty_out(x, y):
+    torch.sub(x, x.view(-1, 1), out=y)
+    return y * 1
 
 
-def test_out_argument_grown_to_sizes_a_later_guard_made_constant_is_a_clear_error() -> None:
-    # Seed 120690: the out= resize is to (s0, s0), symbolic when it runs; x.view(2) then
-    # guards s0 == 2, so at the write-back the sizes are SymInts holding constants, which
-    # take the same refused C++ path ("tried to directly modify sizes for customized tensor").
-    def f(x, y):
-        torch.neg(x.unsqueeze(1) - x, out=y)
-        return y * x.view(2)
+def _neg_into_an_out_then_guard_its_size(x, y):
+    torch.neg(x.unsqueeze(1) - x, out=y)
+    return y * x.view(2)
 
-    def make_args():
-        return torch.arange(2.0), torch.zeros(2)
 
+@pytest.mark.parametrize(
+    ("f", "make_args"),
+    [
+        # A (0, 1, n) out= argument resized to (1, 1) needs more storage (seed 4349).
+        (_sub_into_an_empty_out, lambda: (torch.tensor(2.0), torch.zeros(0, 1, 5))),
+        # Seed 120690: the out= resize is to (s0, s0), symbolic when it runs; x.view(2) then
+        # guards s0 == 2, so at the write-back the sizes are SymInts holding constants, which
+        # take the same refused C++ path ("tried to directly modify sizes for customized tensor").
+        (_neg_into_an_out_then_guard_its_size, lambda: (torch.arange(2.0), torch.zeros(2))),
+    ],
+    ids=["empty_out", "size_guarded_later"],
+)
+def test_out_argument_with_symbolic_sizes_grown_past_its_memory_is_a_clear_error(f, make_args) -> None:
+    # resize_ of a placeholder with symbolic sizes to concrete ones cannot be recorded (fake
+    # tensors refuse it). Concrete traces write it back.
     _check(f, make_args, tracing_modes=("real", "fake"))
     with pytest.raises(
         RuntimeError,
