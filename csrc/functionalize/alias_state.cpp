@@ -15,6 +15,10 @@ namespace fxinplace::functionalize {
 namespace {
 
 c10::Storage dataless_storage(const at::Tensor& like) {
+  // A fake value answers device() through Python (prim.device); with the
+  // trace's modes excluded it goes to the fake tensor alone, not through
+  // make_fx's proxy mode first.
+  c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks);
   return c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), 0,
                                                             c10::DataPtr(nullptr, like.device()),
                                                             /*allocator=*/nullptr, /*resizable=*/false));

@@ -30,7 +30,10 @@ FunctionalTensorImpl::FunctionalTensorImpl(at::Tensor value, std::shared_ptr<Ali
     : c10::TensorImpl(c10::Storage(alias->storage()), wrapper_keys(value, layout), value.dtype()),
       value_(std::move(value)),
       layout_(std::move(layout)),
-      device_(value_.device()),
+      // The alias's dataless storage was made on the value's device: asking a
+      // fake value for its device() dispatches prim.device through every
+      // Python mode of the trace, once per wrapper.
+      device_(storage_.device()),
       alias_(std::move(alias)),
       views_(std::move(views)),
       generation_(generation),

@@ -100,7 +100,12 @@ bool ViewRecord::within_storage(const at::Tensor& base) const {
   // traced, so it is checked only where it is concrete.)
   const c10::Storage& storage = base.unsafeGetTensorImpl()->unsafe_storage();
   const auto nbytes = storage ? storage.sym_nbytes().maybe_as_int() : std::nullopt;
-  if (!nbytes || base.sym_numel() == 0) return true;
+  if (!nbytes) return true;
+  // An empty result reads nothing (ATen asks no storage of it); an empty base
+  // may still be viewed into its storage's elements (seed 122828: as_strided
+  // of t[:, 1:], a (1, 0) view, at its storage offset).
+  for (const c10::SymInt& size : args_[1].toSymIntVector())
+    if (TORCH_GUARD_OR_FALSE(size.sym_eq(0))) return true;
   const int64_t available = *nbytes / static_cast<int64_t>(base.element_size());
   return TORCH_GUARD_OR_TRUE(as_strided_extent(base).sym_le(available));
 }

@@ -83,6 +83,23 @@ def test_as_strided_past_an_inputs_last_element_is_a_clear_error() -> None:
         fxinplace.functionalize(f)(x)
 
 
+def test_as_strided_of_an_empty_view_past_an_inputs_last_element_is_a_clear_error() -> None:
+    # Seed 122828: t[:, 1:] is empty, but as_strided of it at its storage offset still reads
+    # the storage, past x's last element. The check took an empty view for one reading
+    # nothing, and regenerating the view raised torch's "setStorage: ... out of bounds".
+    def f(x):
+        x.add_(torch._neg_view(x))
+        t = x.select(1, 1).unflatten(0, (-1, 1)).view(torch.float16).select(2, -1)
+        return (t[:, 1:].as_strided((3,), (2,), t[:, 1:].storage_offset()),)
+
+    def make_input():
+        return torch.arange(10.0).view(1, 5, 2)[:, 1:-1]
+
+    f(make_input())  # eager reads the storage there
+    with pytest.raises(RuntimeError, match="fxinplace.functionalize: as_strided\\(\\) reaches outside"):
+        fxinplace.functionalize(f)(make_input())
+
+
 @pytest.mark.parametrize(
     "make_input",
     [lambda: torch.arange(8.0)[:6], lambda: torch.arange(8, dtype=torch.float64).view(4, 2)[1:-1]],
