@@ -79,6 +79,11 @@ void resize_functional(const c10::OperatorHandle& op, const at::Tensor& self, c1
               ") differs from that of the tensor it views, which is not supported");
   at::Tensor where = strides ? meta_strided(self.scalar_type(), sizes, *strides, self.sym_storage_offset())
                              : contiguous_at(self, sizes);
+  // resize_ keeps the tensor's conjugate and negative bits, which
+  // view_storage_at takes from `where` (random pipelines seed 123599: an out=
+  // resize of y.conj() left it unconjugated, and .imag of it then raised).
+  where._set_conj(self.is_conj());
+  where._set_neg(self.is_neg());
   if (storage_extent(where) > storage_extent(impl->alias()->eager_base_layout())) {
     if (impl->views().empty()) {
       // The base grows: a new value, which other views keep their place in.

@@ -754,6 +754,22 @@ def test_out_argument_with_symbolic_sizes_grown_past_its_memory_is_a_clear_error
         make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args())
 
 
+def test_out_argument_resized_through_a_conjugate_view_stays_conjugated() -> None:
+    # Seed 123599: resize_ keeps a tensor's conjugate bit. An out= resize of t = y.conj()
+    # (sizes (1, 0) to ()) left our t unconjugated, so t.imag took view_as_real of the
+    # conjugated value, which raises.
+    def f(x, y):
+        t = y.conj()
+        torch.sum(x, 0, out=t)
+        t.imag.add_(-1.0)
+        return t * 1, t.is_conj()
+
+    def make_args():
+        return torch.ones(2, dtype=torch.complex64), torch.zeros(1, 0, dtype=torch.complex64)
+
+    _check(f, make_args)
+
+
 def test_write_through_expand_of_a_symbolic_size_that_is_one() -> None:
     # Under a symbolic trace the diagonal's length is Min(1, s0 - 1): 1, but not specialized
     # as a literal 1 is; expand() changed that dim, so the fold treats it as repeated (seed 6308).
