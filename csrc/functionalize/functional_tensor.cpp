@@ -177,6 +177,11 @@ void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* 
     views_ = flips;
     key_set_ = (key_set_ - kValueBits) | (where.key_set() & kValueBits);
     layout_ = same_geometry(base, alias_->base_value()) ? at::Tensor() : base;
+    // Without a layout of its own the tensor answers with its value's sizes
+    // until the next read regenerates it; meanwhile the base's value stands in
+    // (random pipelines seed 123934: t2 = x[:1] as_strided_ to (2, 3), then
+    // resized to x's (7,) by an out= op, still said (2, 3)).
+    if (!layout_.defined()) set_value(alias_->base_value());
     return;
   }
   TORCH_CHECK(in_base->sym_storage_offset() >= base.sym_storage_offset() &&

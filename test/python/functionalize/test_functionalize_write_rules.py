@@ -770,6 +770,25 @@ def test_out_argument_resized_through_a_conjugate_view_stays_conjugated() -> Non
     _check(f, make_args)
 
 
+def test_out_argument_resized_back_to_its_bases_geometry_reports_the_new_sizes() -> None:
+    # Seed 123934: t = x[:1] made (2, 3) by as_strided_, then resized by an out= op to (7,),
+    # all of x: the tensor became its base again, but answered t.shape with its old value's
+    # (2, 3) until its next read, so t.expand(3, *t.shape) raised.
+    def f(x, pos):
+        d = x - x
+        t = x.narrow(0, 0, 1)
+        t.as_strided_((2, 3), (3, 1), t.storage_offset())
+        torch.neg(d, out=t)
+        u = t.expand(3, *t.shape) - d
+        t.index_copy_(0, pos, torch.sigmoid(d).narrow(0, 0, 1))
+        return x, t * 2, u
+
+    def make_args():
+        return torch.arange(7.0), torch.tensor([3])
+
+    _check(f, make_args)
+
+
 def test_write_through_expand_of_a_symbolic_size_that_is_one() -> None:
     # Under a symbolic trace the diagonal's length is Min(1, s0 - 1): 1, but not specialized
     # as a literal 1 is; expand() changed that dim, so the fold treats it as repeated (seed 6308).
