@@ -89,7 +89,9 @@ void InputAliasSet::join(bool reapply_views) {
 void join_inputs_if_needed(const at::Tensor& t, bool addresses_storage, bool reapply_views) {
   const std::shared_ptr<AliasState>& alias = functional_impl(t)->alias();
   const std::shared_ptr<InputAliasSet>& set = alias->input_set();
-  if (!set || !set->must_join(alias.get(), addresses_storage)) return;
+  if (!set) return;
+  if (addresses_storage) set->note_addressed();
+  if (!set->must_join(alias.get(), addresses_storage)) return;
   c10::impl::ExcludeDispatchKeyGuard exclude(kFunctionalizeKey);
   set->join(reapply_views);
 }

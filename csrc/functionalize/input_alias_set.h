@@ -51,12 +51,19 @@ class InputAliasSet : public std::enable_shared_from_this<InputAliasSet> {
   // members joined first; `addresses_storage`: the op is as_strided-like.
   bool must_join(const AliasState* touched, bool addresses_storage) const;
   void join(bool reapply_views);
+  // An as_strided-like op addressed the joined storage: a write through it may
+  // land between the members' elements (x.as_strided((2,), (1,)).mul_(3) of
+  // x = a[::2] writes a[1]), which no member's write-back carries, so the whole
+  // flat base is written back.
+  void note_addressed() { addressed_ = true; }
+  bool addressed() const { return addressed_; }
 
  private:
   explicit InputAliasSet(std::vector<Member> members) : members_(std::move(members)) {}
 
   std::vector<Member> members_;
   at::Tensor joined_;
+  bool addressed_ = false;
 };
 
 // Joins the set `t`'s alias group belongs to where an op touching it must see

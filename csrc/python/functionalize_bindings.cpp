@@ -157,6 +157,42 @@ void bind_functionalize(py::module_& m) {
       "The written value of the input's alias group's base at the input's own geometry, before any resize "
       "replaced it (None where nothing was written by then): what the input's memory holds before an "
       "in-place view op or a shrinking resize left the input a view of part of it.");
+  m.def(
+      "storage_span",
+      [](const at::Tensor& t) -> std::optional<py::tuple> {
+        fz::FunctionalTensorImpl* impl = fz::functional_impl(t);
+        c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
+        impl->rebase_if_needed();
+        const std::shared_ptr<fz::AliasState>& alias = impl->alias();
+        if (alias->base_version() > 0) {
+          // (A resize to explicit strides lays the base out otherwise; not spanned.)
+          const at::Tensor layout = alias->eager_base_layout();
+          if (!layout.is_contiguous()) return std::nullopt;
+          return py::make_tuple(layout.sym_numel(), layout.sym_storage_offset(), /*grown=*/true);
+        }
+        const auto& set = alias->input_set();
+        if (set && set->joined() && set->addressed() && alias->mutated())
+          return py::make_tuple(alias->base_value().sym_numel(), c10::SymInt(0), /*grown=*/false);
+        return std::nullopt;
+      },
+      py::arg("t"),
+      "The memory an input's writes may have reached beyond its own elements, as (numel, storage offset, "
+      "grown), or None: a joined input set that as_strided addressed (its flat base, from offset 0), or "
+      "an input's group whose storage an out=/resize_ of a view grew (grown: from the base's offset, maybe "
+      "past the storage the input came with).");
+  m.def(
+      "storage_span_value",
+      [](const at::Tensor& t, bool reapply_views) {
+        fz::FunctionalTensorImpl* impl = fz::functional_impl(t);
+        c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
+        impl->rebase_if_needed();
+        const at::Tensor& value = impl->alias()->base(reapply_views);
+        if (value.dim() == 1) return value;
+        const c10::SymInt numel = value.sym_numel();
+        return reapply_views ? value.reshape_symint({numel})
+                             : at::view_copy_symint(value.contiguous(), {numel});
+      },
+      py::arg("t"), py::arg("reapply_views"), "The value of the memory storage_span describes, flat.");
   m.def("mutated", [](const at::Tensor& t) { return fz::functional_impl(t)->alias()->mutated(); });
   m.def(
       "storage_changed", [](const at::Tensor& t) { return fz::functional_impl(t)->storage_changed(); },

@@ -23,6 +23,8 @@ __all__: list[str] = [
     "set_auto_functionalize_hook",
     "share_inputs",
     "storage_changed",
+    "storage_span",
+    "storage_span_value",
     "unwrap",
     "wrap",
     "written_base",
@@ -76,6 +78,16 @@ def share_inputs(
 def storage_changed(arg0: torch.Tensor) -> bool:
     """
     Whether set_() pointed the tensor at another tensor's storage.
+    """
+
+def storage_span(t: torch.Tensor) -> tuple | None:
+    """
+    The memory an input's writes may have reached beyond its own elements, as (numel, storage offset, grown), or None: a joined input set that as_strided addressed (its flat base, from offset 0), or an input's group whose storage an out=/resize_ of a view grew (grown: from the base's offset, maybe past the storage the input came with).
+    """
+
+def storage_span_value(t: torch.Tensor, reapply_views: bool) -> torch.Tensor:
+    """
+    The value of the memory storage_span describes, flat.
     """
 
 def unwrap(arg0: torch.Tensor, arg1: bool) -> torch.Tensor: ...

@@ -167,3 +167,35 @@ def test_a_write_through_as_strided_of_an_input_inside_its_storage_in_a_second_s
         f, make_args, tracing_modes=("symbolic",), removes=("mutations", "mutations_and_views")
     )
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    "make_args",
+    [
+        lambda n: (torch.arange(2.0 * n)[::2],),
+        lambda n: (torch.arange(2.0 * n)[::2], torch.arange(2.0 * n)[::2]),
+    ],
+    ids=["one_gapped_input", "a_gapped_input_twice"],
+)
+def test_a_write_through_as_strided_between_an_inputs_elements_reaches_its_storage(make_args) -> None:
+    """Random pipelines seed 126778: as_strided of x = a[::2] with stride 1 writes a[1], an
+    element of no input. Only each input's own elements were written back, so the write
+    was lost (torch.func.functionalize loses it too); the joined storage is written back
+    whole now."""
+
+    def f(x, *others):
+        torch._foreach_mul_([x.as_strided((2,), (1,), x.storage_offset())], [3.0])
+        return (x + 1, *(o * 1 for o in others))
+
+    def shared(n):
+        args = make_args(n)
+        return args if len(args) == 1 else (args[0], args[0])
+
+    problems = eager_parity_problems(
+        f,
+        lambda: shared(4),
+        removes=("mutations", "mutations_and_views"),
+        tracing_modes=("real", "symbolic"),
+        resized_args=lambda: shared(6),
+    )
+    assert not problems, "\n".join(problems)

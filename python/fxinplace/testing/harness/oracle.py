@@ -186,6 +186,31 @@ class Observed:
     output_sharing: frozenset[tuple[int, int]] = frozenset()
     functional_outs: list[int] = dataclasses.field(default_factory=list)
     functional_args: list[int] = dataclasses.field(default_factory=list)
+    # Each input's storage after the call, as far as it reached before it: a write
+    # through as_strided may land between an input's elements or past them, where no
+    # input shows it but the tensor the input was sliced from does.
+    storages_after: list[Any] = dataclasses.field(default_factory=list)
+
+
+def _storage_before(a: Any) -> tuple[torch.UntypedStorage, torch.dtype, int] | None:
+    if not isinstance(a, torch.Tensor) or is_functional(a) or a.device.type == "meta":
+        return None
+    try:
+        storage = a.untyped_storage()
+    except (RuntimeError, NotImplementedError):  # a wrapper subclass without real storage
+        return None
+    return storage, a.dtype, storage.nbytes() // a.element_size()
+
+
+def _storage_snapshot(before: tuple[torch.UntypedStorage, torch.dtype, int] | None) -> Any:
+    """The first elements of an input's storage, as many as it held when the call began
+    (a resize keeps them; past them eager's grown memory is uninitialized)."""
+    if before is None:
+        return None
+    storage, dtype, count = before
+    count = min(count, storage.nbytes() // torch.empty((), dtype=dtype).element_size())
+    flat = torch.empty(0, dtype=dtype, device=storage.device)
+    return flat.set_(storage, 0, (count,), (1,)).clone()
 
 
 def observe(call: Callable[..., Any], args: Sequence[Any]) -> Observed:
@@ -194,6 +219,7 @@ def observe(call: Callable[..., Any], args: Sequence[Any]) -> Observed:
     An exception raised by the call, or by reading its outputs, is recorded as ``error``.
     Inputs are the leaves of ``args`` (an input may be a list of tensors).
     """
+    storages = [_storage_before(a) for a in pytree.tree_leaves(list(args))]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -201,7 +227,14 @@ def observe(call: Callable[..., Any], args: Sequence[Any]) -> Observed:
     except Exception as exc:  # noqa: BLE001 - recorded and compared
         return Observed(error=exc)
     try:
-        return _record(out, pytree.tree_leaves(list(args)))
+        observed = _record(out, pytree.tree_leaves(list(args)))
+        observed.storages_after = [
+            # (After set_ the input shows another storage; what became of its first is not
+            # the input's any more: a functionalized set_ writes the new value back into it.)
+            _storage_snapshot(b) if b is not None and storage_id(a) == b[0]._cdata else None
+            for a, b in zip(pytree.tree_leaves(list(args)), storages, strict=True)
+        ]
+        return observed
     except Exception as exc:  # noqa: BLE001 - outputs eager itself cannot read count as an error
         return Observed(error=exc)
 
@@ -289,6 +322,12 @@ def differences(
                 diff = layout_difference(got.arg_layouts[i], want.arg_layouts[i], offset=offsets)
             if diff is not None:
                 found.append((f"input post-state {diff[0]}", f"input[{i}]: {diff[1]}"))
+        if not any(check.startswith("input post-state") for check, _ in found):
+            for i, (g, w) in enumerate(zip(got.storages_after, want.storages_after, strict=False)):
+                diff = None if g is None or w is None else value_difference(g, w, tolerance=tolerance)
+                if diff is not None:
+                    found.append((f"input storage {diff[0]}", f"input[{i}]'s storage: {diff[1]}"))
+                    break
     if aliasing == "equal":
         for i, (g, w) in enumerate(zip(got.input_aliases, want.input_aliases, strict=True)):
             if g != w:

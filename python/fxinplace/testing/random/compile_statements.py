@@ -146,6 +146,13 @@ class CompileStatements:
         pos = self._position_input(positions)
         if pos is None:
             return False
+        # Adding the input re-ran the program from fresh inputs: the target's tensors from
+        # before are other storages now, and every overlap check against them would pass.
+        ts = self.env.values(te)
+        if ts is None:
+            self._drop_position_input(pos)
+            return False
+        target.ts = ts
         rows = f"{te}.narrow({d}, 0, {k})"
         source = self._cache_rows(te, ts, d, k, family)
         form = rng.choice(("index_copy", "index_copy", "setitem", "index_put", "index_fill", "index_add"))

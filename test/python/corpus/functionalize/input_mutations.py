@@ -73,7 +73,17 @@ def input_mutation_then_read_via_old_view(x):
     return v + 1
 
 
-@functionalize_case(lambda: (ar(2, 3),), "input_mutation", "inplace_view_op")
+@functionalize_case(
+    lambda: (ar(2, 3),),
+    "input_mutation",
+    "inplace_view_op",
+    stock_fails=("mutations_and_views",),
+    stock_fails_reason=(
+        "torch.func.functionalize with remove='mutations_and_views' writes the transposed input back "
+        "into its storage in the new order ([1, 4, 1, 4, 2, 5] where eager leaves [1, 1, 2, 4, 4, 5]): "
+        "the input reads right, the tensor it shares memory with does not"
+    ),
+)
 def input_metadata_t_(x):
     x.t_()
     x[0].add_(1)
