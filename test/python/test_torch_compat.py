@@ -47,6 +47,14 @@ def test_torchs_fake_tensor_cache_still_drops_as_strided_scatters_storage_offset
         second = torch.as_strided_scatter(fake, fake_src, (2, 2, 1), (3, 2, 2), 1)
     assert first.storage_offset() == 1
     assert second.storage_offset() == 0
+    # select_scatter too (seed 126434), which fxinplace.functionalize meets on any input not at
+    # its storage's start: its traces dispatch without the cache (trace_values.py).
+    assert torch.select_scatter(x.view(1, 7), torch.zeros(1), 1, 2).storage_offset() == 1
+    with FakeTensorMode() as mode:
+        fake, fake_src = mode.from_tensor(x).view(1, 7), mode.from_tensor(torch.zeros(1))
+        first = torch.select_scatter(fake, fake_src, 1, 2)
+        second = torch.select_scatter(fake, fake_src, 1, 2)
+    assert (first.storage_offset(), second.storage_offset()) == (1, 0)
 
 
 def test_torchs_math_bit_fallback_still_lays_an_inplace_squeeze_out_as_a_copy() -> None:

@@ -23,7 +23,7 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from fxinplace._C import functionalize as kernels
 from fxinplace._functionalize.afv2_call import call_auto_functionalized_v2
-from fxinplace._functionalize.trace_values import one_fake_mode_per_trace
+from fxinplace._functionalize.trace_values import exact_storage_offsets, one_fake_mode_per_trace
 
 __all__ = ["functionalize", "DISPATCH_KEY"]
 
@@ -507,6 +507,7 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
             torch.compiler.set_stance("force_eager"),
             kernels.Region(reapply_views),
             one_fake_mode_per_trace(flat_args),
+            exact_storage_offsets(flat_args),
         ):
             inputs = _Inputs(flat_args, reapply_views)
             w_args, w_kwargs = tree_unflatten(inputs.wrapped, spec)

@@ -199,3 +199,28 @@ def test_a_write_through_as_strided_between_an_inputs_elements_reaches_its_stora
         resized_args=lambda: shared(6),
     )
     assert not problems, "\n".join(problems)
+
+
+def test_as_strided_of_an_input_written_twice_alike_under_fake_tensors_keeps_its_offset() -> None:
+    """Random pipelines seed 126434: x = t[1:-1] written, then twice through views of one
+    geometry. The second select_scatter hit torch's fake dispatch cache, which rebuilt its result at
+    storage offset 0 where the graph's runs keep offset 1 (test_torch_compat.py has the torch
+    side), so as_strided of the written x read one element early."""
+
+    def f(x):
+        x.chunk(2, 0)[0].index_put_((torch.tensor([0, -2]),), torch.tensor(2.5), accumulate=True)
+        x.unsqueeze(-2)[:, 2].add_(3)
+        x.unsqueeze(-2)[:, 2].mul_(2)
+        return (x.as_strided((2, 3), (3, 1), x.storage_offset() + 1) * 1,)
+
+    def make_args(n):
+        return (torch.arange(2.0 * n + 2)[1:-1],)
+
+    problems = eager_parity_problems(
+        f,
+        lambda: make_args(7),
+        removes=("mutations",),
+        tracing_modes=("fake", "symbolic"),
+        resized_args=lambda: make_args(11),
+    )
+    assert not problems, "\n".join(problems)
