@@ -361,9 +361,11 @@ at::Tensor as_strided_of_base(const FunctionalTensorImpl& parent,
 // as_strided of a base may read its storage beyond its elements, as eager
 // does; a functional value of the base (after a write, or a shrinking
 // resize) has no such memory.
-void check_within_storage(const ViewRecord& record, const at::Tensor& value) {
+void check_within_storage(const ViewRecord& record, const FunctionalTensorImpl& parent, bool reapply) {
+  // With *_copy views every value but an unwritten input holds its own elements only.
+  const bool own_elements_only = !reapply && !(parent.views().empty() && parent.alias()->eager_layout());
   TORCH_CHECK(
-      record.within_storage(value),
+      record.within_storage(parent.value(), own_elements_only),
       "fxinplace.functionalize: as_strided() reaches outside the memory of the tensor it views; eager "
       "reads its storage there (memory a resize_ or a shrinking out= argument left behind, say), which "
       "functionalization cannot express");
@@ -390,7 +392,7 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
               "(remove='mutations_and_views'): as_strided() of a tensor computed from views, which this mode "
               "copies contiguously: its memory layout need not be eager's, so as_strided would address other "
               "elements than in eager; use remove='mutations' for this function");
-  if (first->is_as_strided() && parent->views().empty()) check_within_storage(*first, parent->value());
+  if (first->is_as_strided() && parent->views().empty()) check_within_storage(*first, *parent, reapply);
   if (first->is_as_strided() && !parent->views().empty()) {
     at::Tensor view = as_strided_of_base(*parent, first, reapply);
     if (view.defined()) {
@@ -403,7 +405,7 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
     // x = t[1:-1] answers eager's 2 under a fake or symbolic trace, where its
     // value starts at 0.
     first = std::make_shared<const ViewRecord>(op, recorded, 0, parent->metadata().sym_storage_offset());
-    check_within_storage(*first, parent->value());
+    check_within_storage(*first, *parent, reapply);
   }
   // Under make_fx the view op is recorded before it runs: one that raises
   // (t[:1] = t[-2:] expands (2,) to (1,)), in a try/except of the program, would

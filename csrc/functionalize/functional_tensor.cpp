@@ -50,12 +50,15 @@ void FunctionalTensorImpl::sync(bool reapply_views) {
   if (generation_ == alias_->generation()) return;
   const at::Tensor& base = alias_->base(reapply_views);
   at::Tensor current = base;
-  for (const auto& record : views_) {
+  for (size_t k = 0; k < views_.size(); ++k) {
+    const auto& record = views_[k];
+    // With *_copy views every value but an unwritten input holds its own elements only.
+    const bool own_elements_only = !reapply_views && (k > 0 || !alias_->eager_layout());
     // An as_strided view reading its input's storage past the input's
     // elements (x.as_strided((7,), (1,)) of x = t[:6]) was taken on the
     // input's own memory; a value written since holds x's elements only.
     TORCH_CHECK(
-        !record->is_as_strided() || record->within_storage(current),
+        !record->is_as_strided() || record->within_storage(current, own_elements_only),
         "fxinplace.functionalize: an as_strided() view reads storage past the elements of the tensor it "
         "views, which was written since; its functional value holds only its own elements (eager reads "
         "the rest of the storage there). Please take as_strided of a clone, or of the whole storage's "

@@ -95,19 +95,27 @@ c10::SymInt ViewRecord::as_strided_extent(const at::Tensor& base) const {
   return extent;
 }
 
-bool ViewRecord::within_storage(const at::Tensor& base) const {
-  // (A symbolic storage size is no graph input: arithmetic on it cannot be
-  // traced, so it is checked only where it is concrete.)
-  const c10::Storage& storage = base.unsafeGetTensorImpl()->unsafe_storage();
-  const auto nbytes = storage ? storage.sym_nbytes().maybe_as_int() : std::nullopt;
-  if (!nbytes) return true;
+bool ViewRecord::within_storage(const at::Tensor& base, bool own_elements_only) const {
   // An empty result reads nothing (ATen asks no storage of it); an empty base
   // may still be viewed into its storage's elements (seed 122828: as_strided
   // of t[:, 1:], a (1, 0) view, at its storage offset).
   for (const c10::SymInt& size : args_[1].toSymIntVector())
     if (TORCH_GUARD_OR_FALSE(size.sym_eq(0))) return true;
-  const int64_t available = *nbytes / static_cast<int64_t>(base.element_size());
-  return TORCH_GUARD_OR_TRUE(as_strided_extent(base).sym_le(available));
+  const c10::Storage& storage = base.unsafeGetTensorImpl()->unsafe_storage();
+  const auto nbytes = storage ? storage.sym_nbytes().maybe_as_int() : std::nullopt;
+  if (nbytes) {
+    const int64_t available = *nbytes / static_cast<int64_t>(base.element_size());
+    return TORCH_GUARD_OR_TRUE(as_strided_extent(base).sym_le(available));
+  }
+  // A symbolic storage size is no graph input: arithmetic on it cannot be
+  // traced, so a storage is checked where concrete only (an input's, or a
+  // scatter's result, which copies its input's whole storage). A value that
+  // holds its own elements and no more is checked against them: past them the
+  // graph's as_strided_copy would raise (random pipelines seed 125532:
+  // as_strided_ of a written x = t[1:-1] over t's last element), as a fake
+  // trace refuses it.
+  if (!own_elements_only) return true;
+  return TORCH_GUARD_OR_TRUE(as_strided_extent(base).sym_le(storage_extent(base)));
 }
 
 std::optional<c10::SymInt> ViewRecord::as_strided_offset(const at::Tensor& base) const {

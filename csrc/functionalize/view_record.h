@@ -108,8 +108,10 @@ class ViewRecord {
   // as_strided only: the storage elements of `base` the view reaches up to.
   c10::SymInt as_strided_extent(const at::Tensor& base) const;
   // as_strided only: whether the view provably stays within `base`'s storage
-  // (true where that cannot be decided: a symbolic storage size).
-  bool within_storage(const at::Tensor& base) const;
+  // (true where that cannot be decided: a symbolic storage size, unless
+  // `own_elements_only`: `base` is a value that holds its elements and no more,
+  // a *_copy view's result or a written input's value with *_copy views).
+  bool within_storage(const at::Tensor& base, bool own_elements_only) const;
 
  private:
   at::Tensor slice_piece_back(const at::Tensor& base, const at::Tensor& mutated_view, c10::SymInt start,

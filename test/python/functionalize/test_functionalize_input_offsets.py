@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
 from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
@@ -224,3 +225,25 @@ def test_as_strided_of_an_input_written_twice_alike_under_fake_tensors_keeps_its
         resized_args=lambda: make_args(11),
     )
     assert not problems, "\n".join(problems)
+
+
+def test_as_strided_past_a_written_inputs_last_element_with_copy_views_under_symbolic_shapes() -> None:
+    """Random pipelines seed 125532: with remove="mutations_and_views" a written input's value
+    holds its own elements only, and as_strided_ of x = t[1:-1] reads t's last element too. A
+    fake trace refuses it; a symbolic one (whose storage size it cannot compare) recorded a
+    graph whose as_strided_copy raised torch's setStorage error. Now both refuse it clearly."""
+
+    def f(x0):
+        x0[:1][-2:].floor_divide_(2)
+        t0 = x0.unflatten(0, (-1, 1)).view(1, *x0.unflatten(0, (-1, 1)).shape)
+        x0.as_strided_((2, 2), (1, 2), x0.storage_offset())
+        t2 = t0.split(2, 2)[0].to(torch.int64)
+        torch._foreach_sub_([t2], [t0])
+        return t2, t0
+
+    refused = r"fxinplace.functionalize: (an )?as_strided\(\) (view reads storage past|reaches outside)"
+    for mode in ("fake", "symbolic"):
+        with pytest.raises(RuntimeError, match=refused):
+            make_fx(fxinplace.functionalize(f, remove="mutations_and_views"), tracing_mode=mode)(
+                torch.arange(5)[1:-1]
+            )

@@ -114,6 +114,16 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         (r"(functional graph )?differs from eager.*: (output|input post-state) value",),
         source=r"(?m)^.*\.view\(torch\.(float\d*|half|bfloat16)\).*\.(remainder|fmod|pow|square)_?\(",
     ),
+    KnownIssue(
+        "eager's own result depends on the layout: torch's vectorized complex neg turns 0.0 into "
+        "+0.0 (0 - x) where its scalar loop gives -0.0, so a write through a _neg_view of another "
+        "dtype's bits seen as complex (x[:, 0].view(torch.complex64)) sets a sign bit, a mantissa "
+        "bit of the float64 underneath, in eager's strided memory but not in a functional graph's "
+        "compact copies of eight elements or more (seed 127291)",
+        "functionalize",
+        (r"(functional graph )?differs from eager.*: (output|input post-state|input storage) value",),
+        source=r"(?m)^.*_neg_view\(.*\.view\(torch\.complex(32|64|128)\)",
+    ),
 )
 
 
