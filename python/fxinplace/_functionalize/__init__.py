@@ -17,12 +17,20 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch.fx.experimental.symbolic_shapes import is_concrete_int, statically_known_true
-from torch.multiprocessing.reductions import StorageWeakRef
+from torch.fx.experimental.symbolic_shapes import is_concrete_int
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from fxinplace._C import functionalize as kernels
 from fxinplace._functionalize.afv2_call import call_auto_functionalized_v2
+from fxinplace._functionalize.input_geometry import (
+    extent,
+    geometry_extent,
+    geometry_of,
+    metadata_change,
+    repeats_memory,
+    storage_key,
+)
+from fxinplace._functionalize.storage_span import storage_write_backs
 from fxinplace._functionalize.trace_values import exact_storage_offsets, one_fake_mode_per_trace
 
 __all__ = ["functionalize", "DISPATCH_KEY"]
@@ -69,13 +77,6 @@ def _check_not_nested(flat_args: list[Any]) -> None:
         )
 
 
-def _storage_key(t: torch.Tensor) -> object | None:
-    try:
-        return StorageWeakRef(t.untyped_storage())
-    except (RuntimeError, NotImplementedError):  # sparse and other storage-less layouts
-        return None
-
-
 def _has_gaps(t: torch.Tensor) -> bool:
     """Whether ``t``'s elements are distinct memory locations with others between them
     (``x[:, ::2]``): a functional value of it is compact, so its eager place in the storage,
@@ -98,29 +99,10 @@ def _shared_storage_groups(flat_args: list[Any]) -> list[list[int]]:
     groups: dict[object, list[int]] = {}
     for i, a in enumerate(flat_args):
         if isinstance(a, torch.Tensor):
-            key = _storage_key(a)
+            key = storage_key(a)
             if key is not None:
                 groups.setdefault(key, []).append(i)
     return [g for g in groups.values() if len(g) > 1 or _has_gaps(flat_args[g[0]])]
-
-
-def _geometry_extent(size: Any, stride: Any, storage_offset: Any) -> Any:
-    """Storage elements from the storage's start that a tensor of this geometry can address."""
-    if any(s == 0 for s in size):
-        return 0  # addresses nothing, whatever its offset (x0[1:3] of an empty x0 lies past its storage)
-    return storage_offset + 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True))
-
-
-def _geometry_repeats_memory(geometry: tuple[Any, Any, Any]) -> bool:
-    """Eager's internal overlap: a dim of size > 1 with stride 0 (an expanded tensor)."""
-    size, stride, _ = geometry
-    return all(s != 0 for s in size) and any(st == 0 and s > 1 for s, st in zip(size, stride, strict=True))
-
-
-def _extent(t: torch.Tensor) -> Any:
-    """``_geometry_extent`` of ``t``, from the tensor's own geometry rather than its storage's
-    size: under symbolic tracing only the inputs' sizes and strides are graph inputs."""
-    return _geometry_extent(t.shape, t.stride(), t.storage_offset())
 
 
 class _Inputs:
@@ -161,115 +143,6 @@ class _Inputs:
                 self.wrapped[i] = self.wrapped[first_of[id(a)]]
 
 
-def _geometry(t: torch.Tensor) -> tuple[list[Any], list[Any], Any]:
-    return list(t.shape), list(t.stride()), t.storage_offset()
-
-
-def _metadata_change(original: torch.Tensor, functional: torch.Tensor) -> tuple[Any, Any, Any] | None:
-    """Where t_()/unsqueeze_()/resize_()/out= resizing left an input in its storage, as
-    (size, stride, storage_offset); None where its metadata did not change."""
-    shared_base = kernels.joined_base(functional)
-    geometry = kernels.eager_geometry(functional, original if shared_base is None else shared_base)
-    if geometry is not None and shared_base is not None and tuple(geometry) == _geometry(original):
-        return None  # an aliased input is a view of the shared base from the start
-    return geometry
-
-
-def _storage_key(t: torch.Tensor) -> int:
-    return t.untyped_storage()._cdata
-
-
-def _storage_write_backs(
-    inputs: list[tuple[torch.Tensor, torch.Tensor]], reapply_views: bool
-) -> dict[int, tuple[torch.Tensor, Callable[[], None]]]:
-    """Write-backs of memory an input's writes reached beyond its own elements, one per
-    storage (keyed by it), each made through one of the inputs (returned with it), which its
-    own write-back then puts back in its place:
-
-    * a joined input set that as_strided addressed: a write through it may land between the
-      inputs' elements (``x.as_strided((2,), (1,)).mul_(3)`` of ``x = a[::2]`` writes ``a[1]``);
-    * an input whose view an ``out=`` argument grew past the input's last element
-      (``torch.mul(a3, 2, out=x[...])`` of ``x = t[1:-1]`` writes ``t[3]``).
-    """
-    whole: dict[int, tuple[torch.Tensor, Callable[[], None]]] = {}
-    for original, functional in inputs:
-        key = _storage_key(original)
-        if key in whole or kernels.storage_changed(functional):
-            continue
-        span = kernels.storage_span(functional)
-        if span is None:
-            continue
-        numel, offset, grown = span
-        resize = False
-        if grown:
-            within = _within_storage(original, numel, offset)
-            if within is None:
-                continue
-            numel, resize = within
-        if _covers(original, functional, numel, offset):
-            continue
-        value = kernels.storage_span_value(functional, reapply_views)
-        if not statically_known_true(value.numel() == numel):
-            slice_op = torch.ops.aten.slice.Tensor if reapply_views else torch.ops.aten.slice_copy.Tensor
-            value = slice_op(value, 0, 0, numel)
-        recorded = kernels.written_with_grad(functional)
-
-        def write_back(
-            original: torch.Tensor = original,
-            value: torch.Tensor = value,
-            offset: Any = offset,
-            recorded: bool = recorded,
-            resize: bool = resize,
-        ) -> None:
-            # Through the input itself (the graph's epilogue writes placeholders only).
-            with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
-                if resize:
-                    original.as_strided_((0,), (1,), offset)
-                    original.resize_(value.shape)
-                else:
-                    original.as_strided_(value.shape, (1,), offset)
-                original.copy_(value)
-
-        whole[key] = (original, write_back)
-    return whole
-
-
-def _within_storage(original: torch.Tensor, numel: Any, offset: Any) -> tuple[Any, bool] | None:
-    """How many elements of a span grown from ``offset`` to write back, and whether the input
-    must be resized over them (growing its storage where eager grew it). Past the storage the
-    input came with is memory no tensor of the caller shows, so a concrete span is cut there
-    (a graph cannot resize a placeholder with symbolic sizes to concrete ones); a symbolic
-    one is resized over whole, as eager does. None where neither is possible without a guard
-    (which would bake this trace's sizes into a symbolic graph)."""
-    if not is_concrete_int(numel):
-        return numel, True
-    nbytes = original.untyped_storage().nbytes()
-    if is_concrete_int(nbytes) and is_concrete_int(offset):
-        available = int(nbytes) // original.element_size() - int(offset)
-        return (min(int(numel), available), False) if available > 0 else None
-    return (numel, False) if statically_known_true(offset + numel <= _extent(original)) else None
-
-
-def _covers(original: torch.Tensor, functional: torch.Tensor, numel: Any, offset: Any) -> bool:
-    """The input ends up exactly over the span (``numel`` elements from ``offset``), so its
-    own write-back writes all of it. Only where that is known without a guard (otherwise
-    the span is written back too: the same values twice, correct at every size)."""
-    geometry = _metadata_change(original, functional)
-    sizes, strides, start = geometry if geometry is not None else _geometry(original)
-    expected, inner = [], 1
-    for size in reversed(sizes):  # contiguous strides (computed: a meta tensor would be traced)
-        expected.insert(0, inner)
-        inner = inner * size
-    return (
-        statically_known_true(start == offset)
-        and statically_known_true(math.prod(sizes) == numel)
-        and all(
-            statically_known_true(size == 1) or statically_known_true(stride == want)
-            for size, stride, want in zip(sizes, strides, expected, strict=True)
-        )
-    )
-
-
 def _write_back(
     original: torch.Tensor,
     functional: torch.Tensor,
@@ -283,12 +156,12 @@ def _write_back(
     ``spanned``: through ``original`` itself, which must take its place back."""
     if kernels.storage_changed(functional):
         return _write_back_whole(original, functional, reapply_views)
-    geometry = _metadata_change(original, functional)
-    own = _geometry(original)
+    geometry = metadata_change(original, functional)
+    own = geometry_of(original)
     if geometry is None and not spanned and (storage_written or not kernels.mutated(functional)):
         return None
-    final = tuple(geometry) if geometry is not None else _geometry(original)
-    if _geometry_repeats_memory(final):
+    final = tuple(geometry) if geometry is not None else geometry_of(original)
+    if repeats_memory(final):
         raise RuntimeError(
             "fxinplace.functionalize: the function writes an input in which more than one element refers to "
             "a single memory location (an expanded tensor); writing such an input back is not supported. "
@@ -296,7 +169,7 @@ def _write_back(
         )
     # eager grew the input's storage and the input ends up needing it
     grown = kernels.resized_base_sizes(functional)
-    if grown is not None and (geometry is None or _geometry_extent(*geometry) <= _extent(original)):
+    if grown is not None and (geometry is None or geometry_extent(*geometry) <= extent(original)):
         grown = None
     if (
         grown is not None
@@ -334,7 +207,7 @@ def _write_back(
                 original.copy_(before_shrinking)
             if grown is not None:
                 original.resize_(grown)
-            if geometry is not None and tuple(geometry) != _geometry(original):
+            if geometry is not None and tuple(geometry) != geometry_of(original):
                 original.as_strided_(*geometry)
             original.copy_(new_value)
 
@@ -350,16 +223,16 @@ def _write_back_whole(
     new_value = kernels.unwrap(functional, reapply_views)
     # The functional tensor answers with eager's layout (its value may be a compact copy).
     size, stride = list(functional.shape), list(functional.stride())
-    if _geometry_repeats_memory((size, stride, 0)):
+    if repeats_memory((size, stride, 0)):
         stride = list(torch.empty(size, device="meta").stride())
     recorded = kernels.written_with_grad(functional)
 
     def write_back() -> None:
         with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
             target = original
-            if _extent(original) < _geometry_extent(size, stride, 0) or list(original.shape) != size:
-                target = target.resize_(_geometry_extent(size, stride, 0))
-            if _geometry(target) != (size, stride, 0):
+            if extent(original) < geometry_extent(size, stride, 0) or list(original.shape) != size:
+                target = target.resize_(geometry_extent(size, stride, 0))
+            if geometry_of(target) != (size, stride, 0):
                 target = target.as_strided_(size, stride, 0)
             target.copy_(new_value)
 
@@ -382,7 +255,7 @@ def _functionalized_subgraph(name: str, fn: Callable[..., Any], reapply_views: b
             out = fn(*tree_unflatten(inputs.wrapped, spec))
             for i, w in enumerate(inputs.wrapped):
                 if isinstance(w, torch.Tensor) and (
-                    kernels.mutated(w) or _metadata_change(flat_args[i], w) is not None
+                    kernels.mutated(w) or metadata_change(flat_args[i], w) is not None
                 ):
                     raise RuntimeError(
                         f"fxinplace.functionalize: a subgraph of torch.ops.higher_order.{name} changes its "
@@ -528,10 +401,10 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
                 for i, (original, functional) in enumerate(zip(flat_args, inputs.wrapped, strict=True))
                 if isinstance(original, torch.Tensor) and first_index[id(original)] == i
             ]
-            whole = _storage_write_backs(firsts, reapply_views)
+            whole = storage_write_backs(firsts, reapply_views)
             write_backs = [write_back for _, write_back in whole.values()]
             for original, functional in firsts:
-                spanned = whole.get(_storage_key(original), (None,))[0]
+                spanned = whole.get(storage_key(original), (None,))[0]
                 write_backs.append(
                     _write_back(
                         original,
