@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         """The known issue(s) covering every program of the group, or None."""
         issues = set()
         for seed in sorted(set(group.seeds)):
-            issue = known_issue(group.half, group.signature, source(seed))
+            issue = known_issue(group.half, group.signature, source(seed), getattr(group, "pipeline", None))
             if issue is None:
                 return None
             issues.add(issue)
@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"\n{len(unknown)} failure groups not (entirely) known; the programs no known issue covers:")
     for g in unknown:
-        seeds = [s for s in sorted(set(g.seeds)) if known_issue(g.half, g.signature, source(s)) is None]
+        seeds = [
+            s for s in sorted(set(g.seeds)) if known_issue(g.half, g.signature, source(s), g.pipeline) is None
+        ]
         print(f"- [{g.pipeline}] {g.kind} ({g.half}): {g.signature}\n    seeds {seeds[:12]}")
     return 1
 

@@ -109,9 +109,9 @@ def test_random_program(seed: int) -> None:
     if not failures:
         return
     source = generate(seed).source
-    issues = {known_issue(f.half, f.signature, source) for _, f in failures}
+    issues = {known_issue(f.half, f.signature, source, name) for name, f in failures}
     if None in issues:
-        unknown = [(n, f) for n, f in failures if known_issue(f.half, f.signature, source) is None]
+        unknown = [(n, f) for n, f in failures if known_issue(f.half, f.signature, source, n) is None]
         pytest.fail(failure_text(seed, unknown, source, detail_lines=12), pytrace=False)
     pytest.xfail("known: " + " | ".join(sorted(issues)))
 

@@ -24,6 +24,7 @@ class KnownIssue:
     half: str  # "reinplace" or "functionalize"
     signatures: tuple[str, ...]
     source: str | None = None
+    pipelines: str | None = None  # the pipelines it is seen in (a regular expression, in full)
 
 
 KNOWN_ISSUES: tuple[KnownIssue, ...] = (
@@ -82,6 +83,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
             r"functional graph raises.*: RuntimeError: setStorage: .*",
         ),
         source=r"(?s)\.diagonal\(.*(out=|storage_offset\(\))",
+        pipelines=r".*@sym.*",
     ),
     KnownIssue(
         "torch.fx's generated code writes a complex constant whose real part is -0.0 (Python's -2j) "
@@ -127,16 +129,19 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
 )
 
 
-def known_issue(half: str, signature: str, source: str | None) -> str | None:
+def known_issue(half: str, signature: str, source: str | None, pipeline: str | None = None) -> str | None:
     """The issue text of the known failure this is, or None.
 
     ``source=None`` (a group, not one program) matches entries regardless of their
-    ``source`` pattern.
+    ``source`` pattern; ``pipeline=None`` (a group over several pipelines) regardless of
+    their ``pipelines``.
     """
     for known in KNOWN_ISSUES:
         if known.half != half or not any(re.fullmatch(p, signature) for p in known.signatures):
             continue
         if source is not None and known.source is not None and not re.search(known.source, source):
+            continue
+        if pipeline and known.pipelines and not re.fullmatch(known.pipelines, pipeline):
             continue
         return known.issue
     return None
