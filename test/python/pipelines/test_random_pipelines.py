@@ -306,3 +306,13 @@ def test_minimize_shrinks_and_keeps_the_failure() -> None:
             assert any(f.signature == wrong[0].signature for f in again.results["func"].findings)
             return
     pytest.fail("no program in 12 seeds to minimise: the unsound pass is no longer flagged")
+
+
+def test_a_known_issue_seen_in_symbolic_traces_covers_no_other_pipeline() -> None:
+    """The symbolic-diagonal issue matches any program with diagonal() and out=; in a pipeline
+    that traces concretely the same symptom is a finding, not the torch bug."""
+    source = "t0 = x0.diagonal(-1)\ntorch.abs(t0, out=x1)\n"
+    signature = "functional graph raises: RuntimeError: setStorage: sizes [N], strides [N]"
+    assert known_issue("functionalize", signature, source, "fxf-views@sym") is not None
+    assert known_issue("functionalize", signature, source, "fxf-views") is None
+    assert known_issue("functionalize", signature, source) is not None  # a group over pipelines
