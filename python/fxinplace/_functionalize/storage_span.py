@@ -51,6 +51,11 @@ def storage_write_backs(
         if _covers(original, functional, numel, offset):
             continue
         value = kernels.storage_span_value(functional, reapply_views)
+        if value.dtype != original.dtype:
+            # The span is the first input's dtype; inputs sharing a storage have one element
+            # size, so its bits are this input's elements (x1 = x0.view(torch.int32)).
+            view_op = torch.ops.aten.view.dtype if reapply_views else torch.ops.aten.view_copy.dtype
+            value = view_op(value, original.dtype)
         if not statically_known_true(value.numel() == numel):
             slice_op = torch.ops.aten.slice.Tensor if reapply_views else torch.ops.aten.slice_copy.Tensor
             value = slice_op(value, 0, 0, numel)

@@ -247,3 +247,27 @@ def test_as_strided_past_a_written_inputs_last_element_with_copy_views_under_sym
             make_fx(fxinplace.functionalize(f, remove="mutations_and_views"), tracing_mode=mode)(
                 torch.arange(5)[1:-1]
             )
+
+
+def test_the_storage_written_back_through_an_input_of_another_dtype_keeps_its_bits() -> None:
+    """Random pipelines seed 131840 (a bug of the storage-span write-back, the day it landed):
+    x1 = x0.view(torch.int32) joined with x0 over a float32 flat base, as_strided_ addressing
+    it; the span was written back through x1 with copy_, which converted 4.0 into 4."""
+
+    def f(x0, x1):
+        x1.as_strided_((2, 2), (1, 2), x1.storage_offset())
+        x1.t()[1:] = -2
+        return (x0 * 1,)
+
+    def make_args(n):
+        x0 = torch.arange(2.0 * n)
+        return x0, x0.view(torch.int32)
+
+    problems = eager_parity_problems(
+        f,
+        lambda: make_args(8),
+        removes=("mutations", "mutations_and_views"),
+        tracing_modes=("real", "symbolic"),
+        resized_args=lambda: make_args(11),
+    )
+    assert not problems, "\n".join(problems)
