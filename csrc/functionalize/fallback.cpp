@@ -413,6 +413,10 @@ void run_view(const c10::OperatorHandle& op, torch::jit::Stack* stack, bool reap
   // it raises before anything is recorded.
   if (c10::impl::TorchDispatchModeTLS::stack_len() > 0)
     replay_on_meta(parent->value(), [&first](const at::Tensor& t) { return first->forward(t, true); });
+  // view_as_complex raises on eager's layout, which the value need not have
+  // (ViewRecord::call makes the value's pairs adjacent where they are not).
+  if (op.schema().name() == "aten::view_as_complex")
+    replay_on_meta(parent->metadata(), [](const at::Tensor& t) { return at::view_as_complex(t); });
   std::vector<at::Tensor> outputs = first->forward_all(parent->value(), reapply);
   const bool multi = op.schema().returns()[0].type()->kind() == c10::TypeKind::ListType;
   if (!multi) {

@@ -179,6 +179,12 @@ c10::IValue ViewRecord::call(const at::Tensor& base, bool reapply_views) const {
   std::vector<c10::IValue> stack = args_;
   stack[0] = op_->inverse == Inverse::kDtype ? viewable_as_dtype(base, args_[1].toScalarType(), reapply_views)
                                              : base;
+  // A value need not lie as eager's tensor does (a written input's value under
+  // a fake or symbolic trace starts at offset 0 where eager's is odd: random
+  // pipelines seed 131839); its pairs are adjacent in a contiguous copy. (The
+  // caller checked eager's layout, which decides whether eager raises.)
+  if (op_->inverse == Inverse::kViewAsComplex && !pairs_adjacent(base))
+    stack[0] = base.clone(at::MemoryFormat::Contiguous);
   if (offset_origin_) stack[3] = c10::IValue(*as_strided_offset(base));
   (reapply_views ? op_->op : *op_->copy).callBoxed(stack);
   return stack[0];

@@ -271,3 +271,28 @@ def test_the_storage_written_back_through_an_input_of_another_dtype_keeps_its_bi
         resized_args=lambda: make_args(11),
     )
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("shift", [1, 0], ids=["pairs_even_in_eager", "pairs_odd_in_eager_raises"])
+def test_view_as_complex_of_a_written_input_not_at_its_storage_start_under_tracing(shift) -> None:
+    """Random pipelines seed 131839: x = t[1:-1] written, so under a fake or symbolic trace its
+    value starts at offset 0 while eager's is 1; as_strided at x.storage_offset() + 1 is even
+    in eager and was odd in the value, and view_as_complex raised "storage_offset divisible by
+    2" in the trace. Whether eager raises is decided on eager's layout (shift 0 raises)."""
+
+    def f(x):
+        x.mul_(2)
+        t = x.as_strided((2,), (1,), x.storage_offset() + shift)
+        return (torch.view_as_complex(t) * 1,)
+
+    def make_args(n):
+        return (torch.arange(n + 2.0)[1:-1],)
+
+    problems = eager_parity_problems(
+        f,
+        lambda: make_args(6),
+        removes=("mutations",),
+        tracing_modes=("real", "fake", "symbolic"),
+        resized_args=lambda: make_args(9),
+    )
+    assert not problems, "\n".join(problems)
