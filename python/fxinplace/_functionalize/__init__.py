@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch.fx.experimental.symbolic_shapes import is_concrete_int
+from torch.fx.experimental.symbolic_shapes import is_concrete_int, statically_known_true
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from fxinplace._C import functionalize as kernels
@@ -188,12 +188,14 @@ def _write_back(
             "of the result's shape"
         )
     new_value = kernels.unwrap(functional, reapply_views)
-    # Writes made before a resize (or as_strided_) left the input a view of fewer of
-    # its elements stay in the memory it leaves, where other tensors see them
-    # (x1 = x0[:, 1:]; x1.add_(1); torch.abs(x1[:, :0], out=x1): x0 keeps x1's add).
+    # Writes made before a resize (or as_strided_) moved the input off some of its
+    # elements stay in the memory it leaves, where other tensors see them
+    # (x1 = x0[:, 1:]; x1.add_(1); torch.abs(x1[:, :0], out=x1): x0 keeps x1's add; and
+    # x1 = t[::2] written, then resized to more elements that do not reach its last row:
+    # random pipelines seed 132848).
     before_shrinking = None
     if geometry is not None and grown is None and kernels.joined_base(functional) is None:
-        if math.prod(geometry[0]) < original.numel():
+        if not _covers_elements(geometry, original):
             before_shrinking = kernels.written_base(functional, reapply_views)
     # Written only under torch.no_grad() (an optimizer updating a parameter): so is the
     # write-back, as eager recorded nothing for the writes.
@@ -212,6 +214,23 @@ def _write_back(
             original.copy_(new_value)
 
     return write_back
+
+
+def _covers_elements(final: tuple[Any, Any, Any], original: torch.Tensor) -> bool:
+    """Every element of ``original`` is an element of a dense, contiguous ``final`` (known
+    without a guard): the input's write-back then writes all the memory it held."""
+    sizes, strides, start = final
+    inner = 1
+    for size, stride in reversed(list(zip(sizes, strides, strict=True))):
+        if not (statically_known_true(size == 1) or statically_known_true(stride == inner)):
+            return False
+        inner = inner * size
+    if original.numel() == 0:
+        return True
+    end = start + math.prod(sizes)
+    return statically_known_true(start <= original.storage_offset()) and statically_known_true(
+        extent(original) <= end
+    )
 
 
 def _write_back_whole(

@@ -608,3 +608,22 @@ def test_out_resizing_an_input_from_a_view_keeps_eagers_strides_with_views_copie
         tracing_modes=("real",),
         error="view size is not compatible",
     )
+
+
+def test_writes_left_behind_by_a_growing_resize_of_an_input_with_gaps_stay() -> None:
+    """Random pipelines seed 132848: x = t[::2] written, then an out= resize to more elements
+    than x has, contiguous from x's start, which do not reach x's last row. Eager keeps the
+    written last row in t's memory; only a resize to fewer elements kept them."""
+
+    def f(x, y):
+        x.sub_(3)
+        torch.add(y, y, out=x)
+        return (x * 1,)
+
+    def args(n: int):
+        def make():
+            return torch.arange(2.0 * n * n).view(2 * n, n)[::2], torch.ones(2 * n, 6)
+
+        return make
+
+    _check(f, args(7), resized_args=args(11))
