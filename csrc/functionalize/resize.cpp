@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "functionalize/functional_tensor.h"
+#include "functionalize/input_alias_set.h"
 #include "functionalize/meta_geometry.h"
 
 namespace fxinplace::functionalize {
@@ -70,10 +71,20 @@ void resize_functional(const c10::OperatorHandle& op, const at::Tensor& self, c1
   TORCH_CHECK(!memory_format || *memory_format == at::MemoryFormat::Contiguous,
               "fxinplace.functionalize: ", name, " with memory_format=", *memory_format,
               " is not supported (only contiguous layouts)");
-  FunctionalTensorImpl* impl = functional_impl(self);
-  impl->sync(reapply_views);
   // Same sizes: eager keeps the strides too.
-  if (self.sym_sizes() == sizes) return;
+  if (self.sym_sizes() == sizes) {
+    functional_impl(self)->sync(reapply_views);
+    return;
+  }
+  // A resize lays the tensor out anew from its offset, over whatever memory
+  // follows: between a gapped input's elements, or over another input's
+  // (x = t[1::2]; x.resize_(3) reads and writes t[2]; random pipelines seed
+  // 133184: an out= argument x[..., 1::2] of an empty view grown into a gap).
+  // Like as_strided, it addresses the storage, which only the joined base of
+  // the inputs' set holds, and which is then written back whole.
+  join_inputs_if_needed(self, /*addresses_storage=*/true, reapply_views);
+  FunctionalTensorImpl* impl = functional_impl(self);  // (after the join: it follows the move)
+  impl->sync(reapply_views);
   TORCH_CHECK(impl->views().empty() || self.scalar_type() == impl->alias()->base_value().scalar_type(),
               "fxinplace.functionalize: ", name, " resizes a view whose dtype (", self.scalar_type(),
               ") differs from that of the tensor it views, which is not supported");
