@@ -265,10 +265,11 @@ TEST(Geometry, ElementsWithinAnother) {
   Geometry block = strided({2, 2}, {1, 2}, 4);
   EXPECT_FALSE(block.elements_within(every_other));
   EXPECT_TRUE(every_other.elements_within(block));
-  EXPECT_TRUE(block.elements_within(contiguous({7, 2, 2})));                   // a dense range
-  EXPECT_FALSE(strided({2}, {1}, 27).elements_within(contiguous({7, 2, 2})));  // past its end
-  EXPECT_TRUE(strided({0}, {1}, 99).elements_within(every_other));             // no elements
-  Geometry rows = strided({2, 2}, {4, 1}, 0);                                  // 0, 1, 4, 5: not dense
+  EXPECT_TRUE(block.elements_within(contiguous({7, 2, 2})));                             // a dense range
+  EXPECT_FALSE(strided({2}, {1}, 27).elements_within(contiguous({7, 2, 2})));            // past its end
+  EXPECT_TRUE(strided({0}, {1}, 99).elements_within(every_other));                       // no elements
+  EXPECT_FALSE(strided({2}, {1}, 0).elements_within(strided({1, 8, 0}, {8, 1, 1}, 0)));  // into none
+  Geometry rows = strided({2, 2}, {4, 1}, 0);  // 0, 1, 4, 5: not dense
   EXPECT_TRUE(strided({2}, {4}, 1).elements_within(rows));
   EXPECT_FALSE(strided({2}, {1}, 1).elements_within(rows));  // 1, 2
   Geometry symbolic = every_other;

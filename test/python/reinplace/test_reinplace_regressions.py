@@ -730,3 +730,33 @@ def test_a_reshape_of_a_contiguous_clone_keeps_the_clone_out_of_a_transposed_ope
     report = fxinplace.reinplace_report(gm, *make_args(), check=True, policy="compile")
     decisions = {d.node: d for d in report.decisions}
     assert decisions["clone"].action == "keep", report.explain()
+
+
+def _write_through_as_strided_of_an_empty_view(x, pos):
+    # Random pipelines seed 132776 (torch.func.functionalize's graph of it): e is an empty
+    # view of c, and as_strided of it reads c's elements 0 and 1. The functional
+    # as_strided_scatter into e returns an empty tensor, so index_add's result is dropped
+    # and the final value is c's. index_add_ in place would write c[0:2] (and removing the
+    # scatter as a no-op let copy_ carry that into x).
+    c = x * 1
+    e = c.view(-1, 1)[:, :0].unsqueeze(0)
+    written = torch.as_strided(e, (2,), (1,), 0).index_add(0, pos, torch.full((2,), 10, dtype=x.dtype))
+    back = torch.as_strided_scatter(e, written, (2,), (1,), 0).squeeze(0)
+    final = torch.slice_scatter(c.view(-1, 1), back, 1, 0, 0).view(-1)
+    return x.copy_(final), final
+
+
+def test_a_scatter_through_as_strided_of_an_empty_view_is_not_a_no_op() -> None:
+    def make():
+        return torch.arange(8), torch.tensor([0, 1])
+
+    expected = _write_through_as_strided_of_an_empty_view(*make())
+    gm = make_fx(_write_through_as_strided_of_an_empty_view)(*make())
+    fxinplace.reinplace(gm, *make(), check=True)
+    args = make()
+    got = gm(*args)
+    assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True)), (got, expected)
+    assert torch.equal(args[0], torch.arange(8))
+    report = fxinplace.reinplace_report(make_fx(_write_through_as_strided_of_an_empty_view)(*make()), *make())
+    reasons = {d.node: d.reason_code for d in report.decisions}
+    assert reasons["as_strided_scatter"] == "view_outside_self", reasons
