@@ -77,6 +77,12 @@ class AliasState {
   // give it another, a scatter's clone of a base with gaps is contiguous.)
   bool eager_layout() const;
   void mark_eager_layout();
+  // Whether a value of this group holds only its own elements, not the
+  // storage around them (which as_strided may address): with *_copy views
+  // every value but an unwritten input's, read at the base itself.
+  bool holds_own_elements_only(bool reapply_views, bool at_base) const {
+    return !reapply_views && !(at_base && eager_layout());
+  }
   // Eager lays the base out as `geometry` (a meta tensor of its sizes), which
   // its value may not be (see rehearse_results_on_meta).
   void set_eager_geometry(at::Tensor geometry) { eager_geometry_ = std::move(geometry); }

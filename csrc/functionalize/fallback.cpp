@@ -362,8 +362,7 @@ at::Tensor as_strided_of_base(const FunctionalTensorImpl& parent,
 // does; a functional value of the base (after a write, or a shrinking
 // resize) has no such memory.
 void check_within_storage(const ViewRecord& record, const FunctionalTensorImpl& parent, bool reapply) {
-  // With *_copy views every value but an unwritten input holds its own elements only.
-  const bool own_elements_only = !reapply && !(parent.views().empty() && parent.alias()->eager_layout());
+  const bool own_elements_only = parent.alias()->holds_own_elements_only(reapply, parent.views().empty());
   TORCH_CHECK(
       record.within_storage(parent.value(), own_elements_only),
       "fxinplace.functionalize: as_strided() reaches outside the memory of the tensor it views; eager "

@@ -52,8 +52,7 @@ void FunctionalTensorImpl::sync(bool reapply_views) {
   at::Tensor current = base;
   for (size_t k = 0; k < views_.size(); ++k) {
     const auto& record = views_[k];
-    // With *_copy views every value but an unwritten input holds its own elements only.
-    const bool own_elements_only = !reapply_views && (k > 0 || !alias_->eager_layout());
+    const bool own_elements_only = alias_->holds_own_elements_only(reapply_views, k == 0);
     // An as_strided view reading its input's storage past the input's
     // elements (x.as_strided((7,), (1,)) of x = t[:6]) was taken on the
     // input's own memory; a value written since holds x's elements only.

@@ -23,10 +23,12 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 from fxinplace._C import functionalize as kernels
 from fxinplace._functionalize.afv2_call import call_auto_functionalized_v2
 from fxinplace._functionalize.input_geometry import (
+    contiguous_strides,
     extent,
     geometry_extent,
     geometry_of,
     metadata_change,
+    provably_contiguous,
     repeats_memory,
     storage_key,
 )
@@ -220,11 +222,8 @@ def _covers_elements(final: tuple[Any, Any, Any], original: torch.Tensor) -> boo
     """Every element of ``original`` is an element of a dense, contiguous ``final`` (known
     without a guard): the input's write-back then writes all the memory it held."""
     sizes, strides, start = final
-    inner = 1
-    for size, stride in reversed(list(zip(sizes, strides, strict=True))):
-        if not (statically_known_true(size == 1) or statically_known_true(stride == inner)):
-            return False
-        inner = inner * size
+    if not provably_contiguous(sizes, strides):
+        return False
     if original.numel() == 0:
         return True
     end = start + math.prod(sizes)
@@ -243,7 +242,7 @@ def _write_back_whole(
     # The functional tensor answers with eager's layout (its value may be a compact copy).
     size, stride = list(functional.shape), list(functional.stride())
     if repeats_memory((size, stride, 0)):
-        stride = list(torch.empty(size, device="meta").stride())
+        stride = contiguous_strides(size)
     recorded = kernels.written_with_grad(functional)
 
     def write_back() -> None:

@@ -9,11 +9,21 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from fxinplace._C import functionalize as kernels
 
-__all__ = ["extent", "geometry_of", "geometry_extent", "metadata_change", "repeats_memory", "storage_key"]
+__all__ = [
+    "contiguous_strides",
+    "extent",
+    "geometry_of",
+    "geometry_extent",
+    "metadata_change",
+    "provably_contiguous",
+    "repeats_memory",
+    "storage_key",
+]
 
 
 def storage_key(t: torch.Tensor) -> object | None:
@@ -34,6 +44,26 @@ def repeats_memory(geometry: tuple[Any, Any, Any]) -> bool:
     """Eager's internal overlap: a dim of size > 1 with stride 0 (an expanded tensor)."""
     size, stride, _ = geometry
     return all(s != 0 for s in size) and any(st == 0 and s > 1 for s, st in zip(size, stride, strict=True))
+
+
+def contiguous_strides(sizes: list[Any]) -> list[Any]:
+    """A contiguous tensor's strides for ``sizes``, computed rather than read off a meta
+    tensor: under make_fx a torch.empty would be traced into the graph."""
+    strides, inner = [], 1
+    for size in reversed(sizes):
+        strides.insert(0, inner)
+        # (torch's strides step over a size-0 dim as over a size-1 one)
+        inner = inner * (size if statically_known_true(size != 0) else torch.sym_max(size, 1))
+    return strides
+
+
+def provably_contiguous(sizes: list[Any], strides: list[Any]) -> bool:
+    """Whether a tensor of this geometry is contiguous, known without a guard (a guard
+    would bake this trace's sizes into a symbolic graph). A size-1 dim's stride is free."""
+    return all(
+        statically_known_true(size == 1) or statically_known_true(stride == want)
+        for size, stride, want in zip(sizes, strides, contiguous_strides(sizes), strict=True)
+    )
 
 
 def extent(t: torch.Tensor) -> Any:

@@ -16,7 +16,13 @@ import torch
 from torch.fx.experimental.symbolic_shapes import is_concrete_int, statically_known_true
 
 from fxinplace._C import functionalize as kernels
-from fxinplace._functionalize.input_geometry import extent, geometry_of, metadata_change, storage_key
+from fxinplace._functionalize.input_geometry import (
+    extent,
+    geometry_of,
+    metadata_change,
+    provably_contiguous,
+    storage_key,
+)
 
 __all__ = ["storage_write_backs"]
 
@@ -103,15 +109,8 @@ def _covers(original: torch.Tensor, functional: torch.Tensor, numel: Any, offset
     the span is written back too: the same values twice, correct at every size)."""
     geometry = metadata_change(original, functional)
     sizes, strides, start = geometry if geometry is not None else geometry_of(original)
-    expected, inner = [], 1
-    for size in reversed(sizes):  # contiguous strides (computed: a meta tensor would be traced)
-        expected.insert(0, inner)
-        inner = inner * size
     return (
         statically_known_true(start == offset)
         and statically_known_true(math.prod(sizes) == numel)
-        and all(
-            statically_known_true(size == 1) or statically_known_true(stride == want)
-            for size, stride, want in zip(sizes, strides, expected, strict=True)
-        )
+        and provably_contiguous(sizes, strides)
     )

@@ -19,6 +19,19 @@ import fxinplace
 from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
 
 
+def _check_at_two_sizes(f, make_args, sizes: tuple[int, int], removes, tracing_modes) -> None:
+    """f against eager with ``make_args(sizes[0])``, its traces run again at ``sizes[1]``."""
+    first, second = sizes
+    problems = eager_parity_problems(
+        f,
+        lambda: make_args(first),
+        removes=removes,
+        tracing_modes=tracing_modes,
+        resized_args=lambda: make_args(second),
+    )
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.parametrize(
     ("program", "modes"),
     [
@@ -192,14 +205,9 @@ def test_a_write_through_as_strided_between_an_inputs_elements_reaches_its_stora
         args = make_args(n)
         return args if len(args) == 1 else (args[0], args[0])
 
-    problems = eager_parity_problems(
-        f,
-        lambda: shared(4),
-        removes=("mutations", "mutations_and_views"),
-        tracing_modes=("real", "symbolic"),
-        resized_args=lambda: shared(6),
+    _check_at_two_sizes(
+        f, shared, (4, 6), removes=("mutations", "mutations_and_views"), tracing_modes=("real", "symbolic")
     )
-    assert not problems, "\n".join(problems)
 
 
 def test_as_strided_of_an_input_written_twice_alike_under_fake_tensors_keeps_its_offset() -> None:
@@ -217,14 +225,7 @@ def test_as_strided_of_an_input_written_twice_alike_under_fake_tensors_keeps_its
     def make_args(n):
         return (torch.arange(2.0 * n + 2)[1:-1],)
 
-    problems = eager_parity_problems(
-        f,
-        lambda: make_args(7),
-        removes=("mutations",),
-        tracing_modes=("fake", "symbolic"),
-        resized_args=lambda: make_args(11),
-    )
-    assert not problems, "\n".join(problems)
+    _check_at_two_sizes(f, make_args, (7, 11), removes=("mutations",), tracing_modes=("fake", "symbolic"))
 
 
 def test_as_strided_past_a_written_inputs_last_element_with_copy_views_under_symbolic_shapes() -> None:
@@ -263,14 +264,13 @@ def test_the_storage_written_back_through_an_input_of_another_dtype_keeps_its_bi
         x0 = torch.arange(2.0 * n)
         return x0, x0.view(torch.int32)
 
-    problems = eager_parity_problems(
+    _check_at_two_sizes(
         f,
-        lambda: make_args(8),
+        make_args,
+        (8, 11),
         removes=("mutations", "mutations_and_views"),
         tracing_modes=("real", "symbolic"),
-        resized_args=lambda: make_args(11),
     )
-    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("shift", [1, 0], ids=["pairs_even_in_eager", "pairs_odd_in_eager_raises"])
@@ -288,11 +288,6 @@ def test_view_as_complex_of_a_written_input_not_at_its_storage_start_under_traci
     def make_args(n):
         return (torch.arange(n + 2.0)[1:-1],)
 
-    problems = eager_parity_problems(
-        f,
-        lambda: make_args(6),
-        removes=("mutations",),
-        tracing_modes=("real", "fake", "symbolic"),
-        resized_args=lambda: make_args(9),
+    _check_at_two_sizes(
+        f, make_args, (6, 9), removes=("mutations",), tracing_modes=("real", "fake", "symbolic")
     )
-    assert not problems, "\n".join(problems)
