@@ -496,17 +496,16 @@ def test_foreach_over_disjoint_views_of_one_tensor_stays_one_op(views) -> None:
     "shrink",
     [
         lambda x1: torch.abs(x1[..., :-1], out=x1),
+        # with *_copy views, resize_ of an input with gaps placed the tensor in its compact
+        # value, not in the storage (read [4, 6] where eager reads [4, 4])
         lambda x1: x1.resize_(2, 1),
         lambda x1: x1.resize_(0),
     ],
     ids=["out_resize_to_empty", "resize_smaller", "resize_to_empty"],
 )
-def test_writes_before_a_shrinking_resize_stay_in_the_memory_it_leaves(shrink) -> None:
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+def test_writes_before_a_shrinking_resize_stay_in_the_memory_it_leaves(shrink, remove: str) -> None:
     # x0 sees x1's add_ in eager, though x1 no longer spans those elements.
-    _check_shrink_after_write(shrink, removes=("mutations",))
-
-
-def _check_shrink_after_write(shrink, removes) -> None:
     def f(x0, x1):
         x1.add_(1)
         shrink(x1)
@@ -519,22 +518,7 @@ def _check_shrink_after_write(shrink, removes) -> None:
 
         return make
 
-    _check(f, args(4), resized_args=args(6), removes=removes)
-
-
-@pytest.mark.parametrize(
-    "shrink",
-    [
-        lambda x1: torch.abs(x1[..., :-1], out=x1),
-        # with *_copy views, resize_ of an input with gaps placed the tensor in its compact
-        # value, not in the storage (read [4, 6] where eager reads [4, 4])
-        lambda x1: x1.resize_(2, 1),
-        lambda x1: x1.resize_(0),
-    ],
-    ids=["out_resize_to_empty", "resize_smaller", "resize_to_empty"],
-)
-def test_writes_before_a_shrinking_resize_with_copy_views(shrink) -> None:
-    _check_shrink_after_write(shrink, removes=("mutations_and_views",))
+    _check(f, args(4), resized_args=args(6), removes=(remove,))
 
 
 def test_a_write_through_a_view_of_an_input_resized_to_a_transposed_layout_with_views_copied() -> None:
