@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from same_results import assert_same_results, targets
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
@@ -18,29 +19,6 @@ from fxinplace import ReinplaceCheckError
 aten = torch.ops.aten
 
 COMPARISONS = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"]
-
-
-def _targets(gm):
-    return [n.target for n in gm.graph.nodes if n.op == "call_function"]
-
-
-def _bits(t):
-    # Bitwise (NaN payloads included), whatever the layout.
-    t = t.contiguous()
-    return t.view(torch.uint8) if t.dtype != torch.bool and t.dim() > 0 else t
-
-
-def _same_results(fn, args, gm):
-    want_args = [a.clone() for a in args]
-    got_args = [a.clone() for a in args]
-    want, got = fn(*want_args), gm(*got_args)
-    want = want if isinstance(want, tuple) else (want,)
-    got = got if isinstance(got, (tuple, list)) else (got,)
-    for w, g in zip(want, got, strict=True):
-        assert w.dtype == g.dtype and w.shape == g.shape and w.stride() == g.stride(), gm.code
-        assert torch.equal(_bits(w), _bits(g)), gm.code
-    for w, g in zip(want_args, got_args, strict=True):
-        assert torch.equal(_bits(w), _bits(g)), gm.code
 
 
 def _compiled(fn, args, *, functionalize=True, **trace):
@@ -74,10 +52,10 @@ def test_a_comparison_written_into_its_self_stores_the_cast_value(name, dtype, o
     a = _with_nans((torch.randn(4, 5) * 3).to(dtype))
     b = _with_nans((torch.randn(4, 5) * 3).to(dtype))
     gm, actions = _compiled(f, (a, b))
-    inplace = [t for t in _targets(gm) if t.overloadpacket.__name__ == name + "_"]
-    assert len(inplace) == 1 and aten._to_copy.default not in _targets(gm), gm.code
+    inplace = [t for t in targets(gm) if t.overloadpacket.__name__ == name + "_"]
+    assert len(inplace) == 1 and aten._to_copy.default not in targets(gm), gm.code
     assert "remove_cast" in actions.values()
-    _same_results(f, (a, b), gm)
+    assert_same_results(f, (a, b), gm)
 
 
 def test_the_stock_policy_keeps_the_cast():
@@ -89,7 +67,7 @@ def test_the_stock_policy_keeps_the_cast():
     args = (torch.randn(3, 3), torch.randn(3, 3))
     gm = make_fx(torch.func.functionalize(f))(*args)
     fxinplace.reinplace(gm, *args, check=True)
-    assert aten._to_copy.default in _targets(gm) and aten.ge.Tensor in _targets(gm)
+    assert aten._to_copy.default in targets(gm) and aten.ge.Tensor in targets(gm)
 
 
 def test_an_input_written_back_takes_the_comparison_and_its_copy_goes():
@@ -99,9 +77,9 @@ def test_an_input_written_back_takes_the_comparison_and_its_copy_goes():
 
     args = (torch.randn(6), torch.randn(6))
     gm, actions = _compiled(f, args)
-    assert aten.lt_.Tensor in _targets(gm), gm.code
-    assert aten._to_copy.default not in _targets(gm) and aten.copy_.default not in _targets(gm), gm.code
-    _same_results(f, args, gm)
+    assert aten.lt_.Tensor in targets(gm), gm.code
+    assert aten._to_copy.default not in targets(gm) and aten.copy_.default not in targets(gm), gm.code
+    assert_same_results(f, args, gm)
 
 
 def test_an_input_whose_converted_value_is_returned_keeps_the_cast():
@@ -113,8 +91,8 @@ def test_an_input_whose_converted_value_is_returned_keeps_the_cast():
 
     args = (torch.randn(6), torch.randn(6))
     gm, actions = _compiled(f, args)
-    assert aten._to_copy.default in _targets(gm), gm.code
-    _same_results(f, args, gm)
+    assert aten._to_copy.default in targets(gm), gm.code
+    assert_same_results(f, args, gm)
 
 
 def cast_to_another_dtype(a, b):
@@ -145,8 +123,8 @@ def test_the_cast_stays_where_the_comparison_cannot_hold_it(fn):
     args = (torch.randn(4, 4), torch.randn(4, 4))
     gm, actions = _compiled(fn, args, functionalize=False)
     assert "remove_cast" not in actions.values(), gm.code
-    assert aten._to_copy.default in _targets(gm), gm.code
-    _same_results(fn, args, gm)
+    assert aten._to_copy.default in targets(gm), gm.code
+    assert_same_results(fn, args, gm)
 
 
 def test_a_transposed_self_gives_its_users_the_cast_layout_or_keeps_it():
@@ -158,7 +136,7 @@ def test_a_transposed_self_gives_its_users_the_cast_layout_or_keeps_it():
 
     args = (torch.randn(4, 4), torch.randn(4, 4))
     gm, _ = _compiled(f, args, functionalize=False)
-    _same_results(f, args, gm)
+    assert_same_results(f, args, gm)
 
 
 def test_symbolic_trace_runs_at_a_second_size():
@@ -169,7 +147,7 @@ def test_symbolic_trace_runs_at_a_second_size():
 
     gm, actions = _compiled(f, (torch.randn(4, 3), torch.randn(4, 3)), tracing_mode="symbolic")
     assert "remove_cast" in actions.values(), gm.code
-    _same_results(f, (torch.randn(7, 3), torch.randn(7, 3)), gm)
+    assert_same_results(f, (torch.randn(7, 3), torch.randn(7, 3)), gm)
 
 
 def _ge_written_into_sin(fn, args):

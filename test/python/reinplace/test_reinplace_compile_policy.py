@@ -9,28 +9,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from same_results import assert_same_results, targets
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.passes.reinplace import reinplace as stock_reinplace
 
 import fxinplace
 
 aten = torch.ops.aten
-
-
-def _targets(gm):
-    return [n.target for n in gm.graph.nodes if n.op == "call_function"]
-
-
-def _same_results(fn, args, gm):
-    want_args = [a.clone() for a in args]
-    got_args = [a.clone() for a in args]
-    want, got = fn(*want_args), gm(*got_args)
-    want = want if isinstance(want, tuple) else (want,)
-    got = got if isinstance(got, (tuple, list)) else (got,)
-    for w, g in zip(want, got, strict=True):
-        assert torch.equal(w, g), gm.code
-    for w, g in zip(want_args, got_args, strict=True):
-        assert torch.equal(w, g), gm.code
 
 
 def _compiled(fn, args, *, functionalize=False):
@@ -47,7 +32,7 @@ def _stock_targets(fn, args, *, functionalize=False):
     mirror = make_fx(traced)(*args)
     stock_reinplace(mirror, *args)
     assert mirror.code == gm.code, "policy='stock' must stay the stock pass's graph"
-    return _targets(gm)
+    return targets(gm)
 
 
 def commutative(a, b):
@@ -70,7 +55,7 @@ def test_a_dead_other_operand_takes_a_commutative_result() -> None:
     assert node.target is aten.add.out and node.kwargs["out"].name == "cos", gm.code
     assert [a.name for a in node.args] == ["sin", "cos"], gm.code
     assert decisions["add"].action == "inplace"
-    _same_results(commutative, args, gm)
+    assert_same_results(commutative, args, gm)
     assert aten.add.Tensor in _stock_targets(commutative, args)
 
 
@@ -90,7 +75,7 @@ def test_writing_into_the_second_operand_keeps_nans_payload_bits() -> None:
     if torch.equal((fa + fb).view(torch.int64), (fb + fa).view(torch.int64)):
         pytest.skip("this machine's add carries the same NaN payload in either operand order")
     gm, _ = _compiled(nan_bits, args)
-    assert aten.add_.Tensor not in _targets(gm), gm.code
+    assert aten.add_.Tensor not in targets(gm), gm.code
     want, got = nan_bits(*args)[1], gm(*args)[1]
     assert torch.equal(want, got), (want, got)
 
@@ -102,7 +87,7 @@ def test_an_op_without_inplace_form_writes_a_dead_operand_through_out() -> None:
     assert node.target is aten.threshold_backward.grad_input, gm.code
     # mul's value lives in cos's buffer (mul_ into cos): threshold_backward writes there.
     assert node.kwargs["grad_input"].name == "cos", gm.code
-    _same_results(no_inplace_form, args, gm)
+    assert_same_results(no_inplace_form, args, gm)
     assert aten.threshold_backward.default in _stock_targets(no_inplace_form, args)
 
 
@@ -113,8 +98,8 @@ def test_no_destination_when_every_operand_is_read_later() -> None:
 
     args = (torch.randn(5), torch.randn(5))
     gm, decisions = _compiled(both_alive, args)
-    assert aten.mul.Tensor in _targets(gm) and decisions["mul"].reason_code == "used_later"
-    _same_results(both_alive, args, gm)
+    assert aten.mul.Tensor in targets(gm) and decisions["mul"].reason_code == "used_later"
+    assert_same_results(both_alive, args, gm)
 
 
 def test_add_with_alpha_is_not_swapped() -> None:
@@ -124,8 +109,8 @@ def test_add_with_alpha_is_not_swapped() -> None:
 
     args = (torch.randn(5), torch.randn(5))
     gm, _ = _compiled(with_alpha, args)
-    assert aten.add_.Tensor not in _targets(gm), gm.code
-    _same_results(with_alpha, args, gm)
+    assert aten.add_.Tensor not in targets(gm), gm.code
+    assert_same_results(with_alpha, args, gm)
 
 
 def test_a_written_back_input_is_updated_in_its_own_memory() -> None:
@@ -135,9 +120,9 @@ def test_a_written_back_input_is_updated_in_its_own_memory() -> None:
 
     args = (torch.zeros(8, 4), torch.tensor([1, 5]), torch.ones(2, 4))
     gm, decisions = _compiled(kv_write, args, functionalize=True)
-    assert aten.index_put_.default in _targets(gm) and aten.copy_.default not in _targets(gm), gm.code
+    assert aten.index_put_.default in targets(gm) and aten.copy_.default not in targets(gm), gm.code
     assert decisions["copy_"].action == "remove_copy"
-    _same_results(kv_write, args, gm)
+    assert_same_results(kv_write, args, gm)
     assert aten.copy_.default in _stock_targets(kv_write, args, functionalize=True)
 
 
@@ -151,7 +136,7 @@ def test_an_input_read_before_its_write_back_is_not_written_early() -> None:
     args = (torch.arange(4.0),)
     gm, decisions = _compiled(reads_old, args, functionalize=True)
     assert decisions["add"].action == "keep" and decisions["add"].reason_code == "used_later", gm.code
-    _same_results(reads_old, args, gm)
+    assert_same_results(reads_old, args, gm)
 
 
 def test_a_write_back_of_another_value_does_not_license_the_write() -> None:
@@ -165,7 +150,7 @@ def test_a_write_back_of_another_value_does_not_license_the_write() -> None:
 
     args = (torch.arange(4.0),)
     gm, _ = _compiled(other_value, args, functionalize=True)
-    _same_results(other_value, args, gm)
+    assert_same_results(other_value, args, gm)
     out = gm(args[0].clone())
     assert out.untyped_storage().data_ptr() != args[0].untyped_storage().data_ptr()
 
@@ -187,7 +172,7 @@ def test_another_operand_aliasing_the_written_input_is_refused() -> None:
     for fn in (aliased_operand, view_operand):
         args = (torch.arange(9.0).reshape(3, 3),)
         gm, _ = _compiled(fn, args, functionalize=True)
-        _same_results(fn, args, gm)
+        assert_same_results(fn, args, gm)
 
 
 def test_an_input_viewed_by_another_input_as_another_dtype_is_not_written_early() -> None:
