@@ -50,6 +50,14 @@ def _same_as_unplanned_and_eager(fn, gm, unplanned, args):
         assert torch.equal(w, g), gm.code
 
 
+def _assert_allocates_anew(f, args, explained: str) -> None:
+    """The planner reuses no buffer for ``f``, says ``explained``, and changes no result."""
+    gm, unplanned, report = _planned(f, args)
+    assert _reuses(gm) == {}
+    assert explained in report.explain()
+    _same_as_unplanned_and_eager(f, gm, unplanned, args)
+
+
 def _reuses(gm):
     """node name -> the name of the node passed as out= (the dead buffer), written
     `as_strided(name)` when the buffer is laid out anew."""
@@ -144,10 +152,7 @@ def test_another_dtype_of_the_same_byte_count_is_not_a_match():
 
     f64 = torch.float64
     args = (torch.randn(4, 4), torch.randn(4, 4), torch.randn(2, 4, dtype=f64), torch.randn(4, 4, dtype=f64))
-    gm, unplanned, report = _planned(f, args)
-    assert _reuses(gm) == {}
-    assert "mm_1: memory: allocates (64 bytes): no dead buffer" in report.explain()
-    _same_as_unplanned_and_eager(f, gm, unplanned, args)
+    _assert_allocates_anew(f, args, "mm_1: memory: allocates (64 bytes): no dead buffer")
 
 
 def test_another_layout_of_the_same_sizes_is_laid_out_anew():
@@ -199,10 +204,7 @@ def test_a_result_that_leaves_the_graph_takes_only_a_buffer_of_its_own_layout():
         return yt, s
 
     args = (torch.randn(4, 4), torch.randn(4, 4), torch.randn(4, 4))
-    gm, unplanned, report = _planned(f, args)
-    assert _reuses(gm) == {}
-    assert "add: memory: allocates (64 bytes): no dead buffer" in report.explain()
-    _same_as_unplanned_and_eager(f, gm, unplanned, args)
+    _assert_allocates_anew(f, args, "add: memory: allocates (64 bytes): no dead buffer")
 
 
 def test_byte_counts_equal_only_at_the_hint_are_not_a_match():
