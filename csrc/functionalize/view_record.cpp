@@ -272,7 +272,20 @@ at::Tensor ViewRecord::unflip(const at::Tensor& value, bool written_complex, boo
     if (!pairs_adjacent(negated)) negated = negated.clone(at::MemoryFormat::Contiguous);
     return reapply_views ? at::view_as_complex(negated) : at::view_as_complex_copy(negated);
   }
-  // written through view_as_complex: negate the complex numbers the pairs make
+  // written through view_as_complex: negate the complex numbers the pairs make.
+  // A scatter of a view before view_as_complex may have laid them out in
+  // another shape (view_as_complex(_neg_view(t)[0:2]) written: the value is
+  // t's (4,) floats, two pairs in a row; random pipelines seed 141279).
+  if (value.dim() == 0 || !TORCH_GUARD_OR_FALSE(value.sym_size(-1).sym_eq(2))) {
+    if (!TORCH_GUARD_OR_FALSE((value.sym_numel() % 2).sym_eq(0))) return at::neg(value);
+    const at::Tensor contiguous = value.contiguous();
+    const std::vector<c10::SymInt> in_pairs{value.sym_numel() / 2, 2};
+    const at::Tensor pairs =
+        reapply_views ? contiguous.view_symint(in_pairs) : at::view_copy_symint(contiguous, in_pairs);
+    const at::Tensor negated = unflip(pairs, written_complex, reapply_views);
+    return reapply_views ? negated.view_symint(value.sym_sizes())
+                         : at::view_copy_symint(negated, value.sym_sizes());
+  }
   const at::Tensor pairs = pairs_adjacent(value) ? value : value.clone(at::MemoryFormat::Contiguous);
   const at::Tensor numbers = reapply_views ? at::view_as_complex(pairs) : at::view_as_complex_copy(pairs);
   const at::Tensor negated = at::neg(numbers);

@@ -75,8 +75,21 @@ def test_write_through_a_negative_view(dtype: torch.dtype) -> None:
         (lambda x: torch._neg_view(x).zero_(), lambda: torch.ones(4, 4, dtype=torch.complex64)),
         (lambda x: torch.view_as_complex(torch._neg_view(x)).zero_(), lambda: torch.ones(16, 2)),
         (lambda x: torch._neg_view(x).zero_(), lambda: torch.ones(16, 2)),
+        # seed 141279: sliced before view_as_complex, the scatter gives the pairs as (4,)
+        (lambda x: torch.view_as_complex(torch._neg_view(x)[0:2]).zero_(), lambda: torch.ones(4)),
+        (
+            lambda x: torch.view_as_complex(torch._neg_view(x)[2:8].view(3, 2)).fill_(2 - 1j),
+            lambda: torch.ones(9),
+        ),
     ],
-    ids=["complex_written_as_real", "complex", "real_written_as_complex", "real"],
+    ids=[
+        "complex_written_as_real",
+        "complex",
+        "real_written_as_complex",
+        "real",
+        "real_sliced_written_as_complex",
+        "real_sliced_and_viewed_written_as_complex",
+    ],
 )
 def test_a_write_through_a_negative_view_negates_in_the_written_dtype(write, make_input) -> None:
     """Random pipelines seed 112172: eager negates what is written through a negative view
