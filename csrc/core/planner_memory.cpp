@@ -157,6 +157,11 @@ class MemoryWalk {
 
   // Node i's one tensor is dense from offset 0: it covers exactly its byte
   // count, so any buffer of as many bytes can hold it.
+  bool has_a_size_one_dim(NodeId i) const {
+    const Geometry& geom = g_.geometries().at(g_.at(i).results[0].geom);
+    return std::any_of(geom.sizes.begin(), geom.sizes.end(), [](const Extent& s) { return s.is(1); });
+  }
+
   bool covers_its_bytes(NodeId i) const {
     const Geometry& geom = g_.geometries().at(g_.at(i).results[0].geom);
     return geom.offset.is(0) && geom.non_overlapping_and_dense();
@@ -278,11 +283,19 @@ class MemoryWalk {
     // memory (`._base` set), which autograd treats as a view of a custom
     // Function's output when written in place.
     bool escapes = by_root_[at(own)].escapes;
-    StorageId dead = most_recent_free(free_, key_of(i), escapes);
-    bool restrided = false;
-    if (dead < 0 && n.restridable && !n.byte_size.is(0) && !escapes && covers_its_bytes(i)) {
+    const bool can_restride = n.restridable && !n.byte_size.is(0) && !escapes && covers_its_bytes(i);
+    // A size-1 dim's stride in the recorded metadata need not be the one the
+    // kernels give at run time (aten.zero's meta kernel lays a (1,) result out
+    // with stride 1; its CPU kernel keeps its input's stride 2), and an out=
+    // op keeps its buffer's strides: clamp.out(x, out=zeroed) then had stride
+    // 2, and view.dtype of it raised (random pipelines seed 140296). Such a
+    // result takes even a buffer of its recorded layout laid out anew.
+    const bool layout_as_recorded = !has_a_size_one_dim(i);
+    StorageId dead = layout_as_recorded || can_restride ? most_recent_free(free_, key_of(i), escapes) : -1;
+    bool restrided = dead >= 0 && !layout_as_recorded;
+    if (dead < 0 && can_restride) {
       dead = most_recent_free(free_by_size_, size_key_of(i), escapes);
-      restrided = dead >= 0;
+      restrided = dead >= 0 && (!layout_as_recorded || key_of(by_root_[at(dead)].donor) != key_of(i));
     }
     if (dead < 0) {
       d.reason = MemoryReason::kNoDeadBuffer;
@@ -301,7 +314,7 @@ class MemoryWalk {
     live.add(lo, hi, donor.bytes);
     d.reason = MemoryReason::kReused;
     d.donor = donor.donor;
-    d.restrided = restrided && key_of(donor.donor) != key_of(i);
+    d.restrided = restrided;
     d.freed_after = donor.death;
     take(own, dead);
   }

@@ -133,6 +133,35 @@ TEST(MemoryPlan, AResultLaidOutAnewTakesABufferOfItsByteCountUnlessItEscapes) {
   EXPECT_EQ(memory_at(p, k).reason, MemoryReason::kNoDeadBuffer);
 }
 
+// m1 = mm(x, w) {4, 1}; m2 = mm(m1, v) {4, 1}; m3 = mm(m2, v) {4, 1}; return
+// m3: m3 takes m1's buffer of its very layout, but laid out anew (as_strided
+// to its recorded strides), as a size-1 dim's recorded stride need not be the
+// one the kernel that made the buffer gave it (random pipelines seed 140296);
+// without a way to lay it out, it allocates.
+TEST(MemoryPlan, AResultWithASizeOneDimTakesABufferOfItsLayoutOnlyLaidOutAnew) {
+  for (bool restridable : {true, false}) {
+    Builder b;
+    NodeId x = b.input({4, 4});
+    NodeId v = b.input({1, 1});
+    NodeId m1 = b.op({x, x}, {4, 1}, /*has_inplace=*/false, /*pointwise=*/false);
+    b.memory_facts(m1, 16, true, 0, restridable);
+    NodeId m2 = b.op({m1, v}, {4, 1}, /*has_inplace=*/false, /*pointwise=*/false);
+    b.memory_facts(m2, 16, true, 0, restridable);
+    NodeId m3 = b.op({m2, v}, {4, 1}, /*has_inplace=*/false, /*pointwise=*/false);
+    b.memory_facts(m3, 16, true, 0, restridable);
+    NodeId y = b.op({m3}, {}, /*has_inplace=*/false, /*pointwise=*/false);
+    b.output({y});
+    Plan p = b.plan(planning_memory());
+    if (restridable) {
+      EXPECT_EQ(memory_at(p, m3).reason, MemoryReason::kReused);
+      EXPECT_EQ(memory_at(p, m3).donor, m1);
+      EXPECT_TRUE(memory_at(p, m3).restrided);
+    } else {
+      EXPECT_EQ(memory_at(p, m3).reason, MemoryReason::kNoDeadBuffer);
+    }
+  }
+}
+
 // saved (donated), g: s = sin(saved); m = mul(g, s); r = neg(m); return r.
 // sin reads saved for the last time: written in place into it. mul goes into
 // that buffer too (s dies there); neg's result is returned, so it may not.

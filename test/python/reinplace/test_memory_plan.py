@@ -403,3 +403,24 @@ def test_the_checker_refuses_a_slice_backward_buffer_left_unzeroed():
     functional = make_fx(_slice_grad)(*args)
     with pytest.raises(fxinplace.ReinplaceCheckError, match="the functional graph has zeros.s value"):
         fxinplace.check_reinplaced(functional, gm, *args)
+
+
+def _zeroed_then_clamped_and_viewed_as_half(z):
+    # x = the real parts of z: (n,) with stride 2. aten.zero keeps that stride on CPU, and
+    # its meta kernel (the symbolic trace's) says 1; clamp's result has stride 1 either
+    # way. Given zero's dead buffer as out=, clamp kept stride 2, and view(float16),
+    # which needs a last stride of 1 even for a dim of size 1, raised.
+    x = torch.view_as_real(z).select(-1, 0)
+    zeroed = torch.ops.aten.zero.default(x)
+    total = zeroed.sum()
+    clamped = torch.clamp(x, -1.0, 1.0)
+    return clamped.view(torch.float16) * 1, total
+
+
+def test_a_buffer_whose_recorded_size_one_strides_are_not_the_kernels_is_laid_out_anew():
+    """Random pipelines seed 140296 (fxf@sym:compile): clamp took the dead buffer of
+    aten.zero's result, of clamp's very layout as recorded."""
+    args = (torch.complex(torch.randn(1), torch.randn(1)),)
+    gm, unplanned, report = _planned(_zeroed_then_clamped_and_viewed_as_half, args, mode="symbolic")
+    assert _reuses(gm) == {"clamp": "as_strided(zero)"}, report.explain()
+    _same_as_unplanned_and_eager(_zeroed_then_clamped_and_viewed_as_half, gm, unplanned, args)
