@@ -96,4 +96,10 @@ void join_inputs_if_needed(const at::Tensor& t, bool addresses_storage, bool rea
   set->join(reapply_views);
 }
 
+void join_shared_inputs_before_relayout(const at::Tensor& t, bool reapply_views) {
+  const std::shared_ptr<InputAliasSet>& set = functional_impl(t)->alias()->input_set();
+  if (!set || !set->shared()) return;
+  join_inputs_if_needed(t, /*addresses_storage=*/true, reapply_views);
+}
+
 }  // namespace fxinplace::functionalize

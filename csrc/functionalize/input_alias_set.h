@@ -45,6 +45,8 @@ class InputAliasSet : public std::enable_shared_from_this<InputAliasSet> {
   static void share(const std::vector<at::Tensor>& wrapped, const std::vector<at::Tensor>& originals);
 
   bool joined() const { return joined_.defined(); }
+  // More than one input shares the storage (not just one input with gaps).
+  bool shared() const { return members_.size() > 1; }
   // The flat base the members were joined over (unwrapped), once joined.
   const at::Tensor& flat_base() const { return joined_; }
   // Whether an op touching `touched` (a member's alias group) must see the
@@ -69,5 +71,10 @@ class InputAliasSet : public std::enable_shared_from_this<InputAliasSet> {
 // Joins the set `t`'s alias group belongs to where an op touching it must see
 // the members joined (see InputAliasSet::must_join). No-op for other tensors.
 void join_inputs_if_needed(const at::Tensor& t, bool addresses_storage, bool reapply_views);
+
+// Joins the set of an input that other inputs share storage with, before an op
+// lays it out anew there (an out= argument of another shape): what it writes
+// lands where the other inputs see it. No-op for other tensors.
+void join_shared_inputs_before_relayout(const at::Tensor& t, bool reapply_views);
 
 }  // namespace fxinplace::functionalize

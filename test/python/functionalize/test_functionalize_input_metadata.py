@@ -658,3 +658,32 @@ def test_a_resize_lays_an_input_out_over_memory_between_its_elements(fn, start: 
         return make
 
     _check(fn, args(4), resized_args=args(6))
+
+
+def _out_resized_over_the_input_before_it(x0, x1):
+    torch.add(torch.ones(4), 1, out=x1)
+    return (x0 * 1, x1 * 1)
+
+
+def _written_then_out_resized_over_the_input_before_it(x0, x1):
+    x0.mul_(10)
+    torch.add(torch.ones(4), 1, out=x1)
+    return (x0 * 1, x1 * 1)
+
+
+@pytest.mark.parametrize(
+    "fn", [_out_resized_over_the_input_before_it, _written_then_out_resized_over_the_input_before_it]
+)
+def test_an_out_argument_resized_over_memory_another_input_shows(fn) -> None:
+    """f(t, t[1:3]): torch.add(ones(4), 1, out=x1) resizes x1 to 4 elements from its offset,
+    writing t[1:5], which x0 = t reads. Unless x0 was written first, this was refused as an
+    input "resized before the sharing mattered"."""
+
+    def args(n: int):
+        def make():
+            t = torch.arange(float(n))
+            return t, t[1:3]
+
+        return make
+
+    _check(fn, args(8), resized_args=args(11))
