@@ -155,13 +155,13 @@ class MemoryWalk {
     return whole ? j : kNoNode;
   }
 
-  // Node i's one tensor is dense from offset 0: it covers exactly its byte
-  // count, so any buffer of as many bytes can hold it.
   bool has_a_size_one_dim(NodeId i) const {
     const Geometry& geom = g_.geometries().at(g_.at(i).results[0].geom);
     return std::any_of(geom.sizes.begin(), geom.sizes.end(), [](const Extent& s) { return s.is(1); });
   }
 
+  // Node i's one tensor is dense from offset 0: it covers exactly its byte
+  // count, so any buffer of as many bytes can hold it.
   bool covers_its_bytes(NodeId i) const {
     const Geometry& geom = g_.geometries().at(g_.at(i).results[0].geom);
     return geom.offset.is(0) && geom.non_overlapping_and_dense();

@@ -277,6 +277,8 @@ at::Tensor ViewRecord::unflip(const at::Tensor& value, bool written_complex, boo
   // another shape (view_as_complex(_neg_view(t)[0:2]) written: the value is
   // t's (4,) floats, two pairs in a row; random pipelines seed 141279).
   if (value.dim() == 0 || !TORCH_GUARD_OR_FALSE(value.sym_size(-1).sym_eq(2))) {
+    // (An odd count of floats makes no pairs: negated as floats, which
+    // differs from the complex negation only in the sign of a zero.)
     if (!TORCH_GUARD_OR_FALSE((value.sym_numel() % 2).sym_eq(0))) return at::neg(value);
     const at::Tensor contiguous = value.contiguous();
     const std::vector<c10::SymInt> in_pairs{value.sym_numel() / 2, 2};
