@@ -142,16 +142,15 @@ void check_written_are_functional(const c10::OperatorHandle& op, const OpClass& 
 
 void commit_one(const c10::OperatorHandle& op, const Write& w, bool reapply) {
   if (writes_nothing(w)) return;  // x[:0].add_(1): nothing changes, nothing to write back
-  if (w.value.sym_sizes() != w.target.sym_sizes()) {
-    // An input whose storage other inputs share is resized in that storage,
-    // where they see what the op writes (f(t, t[1:3]): torch.add(ones(4), 1,
-    // out=x1) writes t[1:5], which x0 = t reads): joined first, it is the view
-    // of the joined base that eager resizes (refused before as "resized before
-    // the sharing mattered").
-    join_shared_inputs_before_relayout(w.target, reapply);
-  }
+  const bool resized = w.value.sym_sizes() != w.target.sym_sizes();
+  // An input whose storage other inputs share is resized in that storage,
+  // where they see what the op writes (f(t, t[1:3]): torch.add(ones(4), 1,
+  // out=x1) writes t[1:5], which x0 = t reads): joined first, it is the view
+  // of the joined base that eager resizes (refused before as "resized before
+  // the sharing mattered").
+  if (resized) join_shared_inputs_before_relayout(w.target, reapply);
   FunctionalTensorImpl* impl = functional_impl(w.target);  // (after a join: it follows the move)
-  if (w.value.sym_sizes() != w.target.sym_sizes()) {
+  if (resized) {
     // The strides the kernel computed in, as eager's operands are laid out.
     const at::Tensor& computed = w.eager_layout.defined() ? w.eager_layout : w.value;
     if (impl->views().empty()) {
