@@ -67,8 +67,9 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
             r"trace raised GuardOnDataDependentSymNode: .*",
         ),
         # a tensor index in a setitem, also one indexing a tensor itself (x1[t2[2] > 0] = v: seed 100269)
-        # (the target may be a view: x1.t()[torch.conj(x0[2]).real > 0] = -2j, seed 123268)
-        source=r"(?m)^ +[\w.()]+\[.*(\bx\d|\bt\d|[<>=]).*\] = ",
+        # (the target may be a view: x1.t()[torch.conj(x0[2]).real > 0] = -2j, seed 123268,
+        # also one with arguments: x1.view(-1)[t1] = False, seed 144145)
+        source=r"(?m)^ +[\w.()\-, ]+\[.*(\bx\d|\bt\d|[<>=]).*\] = ",
     ),
     KnownIssue(
         "make_fx(tracing_mode='symbolic'): torch's symbolic diagonal() of an empty result has another "
