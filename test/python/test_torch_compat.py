@@ -85,6 +85,21 @@ def test_eagers_nan_bit_pattern_from_remainder_still_depends_on_the_layout() -> 
     assert not torch.equal(contiguous[:, 1], strided[:, 1])
 
 
+def test_eagers_nan_bit_pattern_from_maximum_still_depends_on_the_layout() -> None:
+    """Why the random pipelines' known issue for seed 144391 is not ours: eager's maximum keeps
+    a NaN's bits in whole vectors (16 float32 of a contiguous tensor) and returns the canonical
+    NaN in the scalar tail and on a strided tensor, so a functional graph computing from compact
+    copies sees other bits. When this test fails, eager agrees with itself, and the known issue
+    should go."""
+    canonical = torch.tensor(float("nan")).view(torch.int32).item()
+    contiguous = torch.full((20,), -1, dtype=torch.int32).view(torch.float32)
+    strided = torch.full((20, 2), -1, dtype=torch.int32).view(torch.float32)[:, 0]
+    bits_of = [torch.maximum(t, t).view(torch.int32) for t in (contiguous, strided)]
+    assert torch.equal(bits_of[0][:16], torch.full((16,), -1, dtype=torch.int32))
+    assert torch.equal(bits_of[1], torch.full((20,), canonical, dtype=torch.int32))
+    assert torch.equal(torch._foreach_maximum([contiguous], [contiguous])[0].view(torch.int32), bits_of[0])
+
+
 def test_torchs_symbolic_diagonal_of_an_empty_result_still_has_another_storage_offset() -> None:
     """A torch bug behind a known issue of the random pipelines (seeds 123035 and earlier):
     under a symbolic trace, diagonal() of an empty result reports another storage offset than
