@@ -229,14 +229,31 @@ void check_leaf_written(const c10::OperatorHandle& op, const OpClass& c,
 // input: 20 bytes) is fine to read, but the functional variants of copy_ and
 // the scatters clone their self with its strides, which views the whole
 // storage in that dtype and fails ATen's internal assert: they get a clone.
-// (Only where the storage size is concrete: under a symbolic trace it is an
-// expression no graph input carries, which cannot be guarded on.)
-void clone_values_splitting_their_storage(torch::jit::Stack& functional_stack) {
-  for (c10::IValue& v : functional_stack) {
-    if (!v.isTensor() || !v.toTensor().defined() || !v.toTensor().has_storage()) continue;
-    const at::Tensor& t = v.toTensor();
-    const auto nbytes = t.unsafeGetTensorImpl()->unsafe_storage().sym_nbytes().maybe_as_int();
-    if (nbytes && *nbytes % static_cast<int64_t>(t.element_size()) != 0) v = t.clone();
+// The elements of a foreach op's lists too: `_foreach_copy` copies each
+// element that way (seed 145464: `_foreach_copy_` into a complex view of 7
+// floats). Under a symbolic trace the storage size is an expression no graph
+// input carries, which cannot be guarded on: there a value wider than its
+// base's elements gets the clone (a clone is always right, only a copy more).
+bool may_split_its_storage(const at::Tensor& value, const at::Tensor& wrapper) {
+  if (!value.defined() || !value.has_storage()) return false;
+  const auto item = static_cast<int64_t>(value.element_size());
+  if (const auto nbytes = value.unsafeGetTensorImpl()->unsafe_storage().sym_nbytes().maybe_as_int())
+    return *nbytes % item != 0;
+  return wrapper.defined() && is_functional(wrapper) &&
+         item > static_cast<int64_t>(functional_impl(wrapper)->alias()->base_value().element_size());
+}
+
+void clone_values_splitting_their_storage(torch::jit::Stack& functional_stack, const OpClass& c,
+                                          const std::vector<c10::IValue>& originals) {
+  for (size_t k = 0; k < functional_stack.size(); ++k) {
+    std::vector<at::Tensor> wrappers;  // the functional tensors, in the order map_tensors visits values
+    for_each_tensor(originals[c.functional_args[k]], [&](const at::Tensor& t) { wrappers.push_back(t); });
+    size_t next = 0;
+    functional_stack[k] = map_tensors(functional_stack[k], [&](const at::Tensor& value) {
+      const at::Tensor wrapper = next < wrappers.size() ? wrappers[next] : at::Tensor();
+      ++next;
+      return may_split_its_storage(value, wrapper) ? value.clone() : value;
+    });
   }
 }
 
@@ -287,7 +304,7 @@ void run_mutating(const c10::OperatorHandle& op, const OpClass& c, torch::jit::S
     Args unwrapped = torch::jit::last(*stack, num_args);
     for (size_t p : c.functional_args) functional_stack.push_back(unwrapped[p]);
     negate_after_converting(op, originals, functional_stack);
-    clone_values_splitting_their_storage(functional_stack);
+    clone_values_splitting_their_storage(functional_stack, c, originals);
     if (!compute_in_out_dtype(c, originals, functional_stack)) {
       c.functional->callBoxed(functional_stack);
     } else {

@@ -858,3 +858,26 @@ def test_out_write_into_a_slice_of_view_as_complex_of_a_chunk() -> None:
         return (t,)
 
     _check(f, lambda: (torch.arange(49.0).view(7, 7),))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda v: torch._foreach_copy_([v], [v + 1]),
+        lambda v: torch._foreach_copy_([v, v[1:]], [v.flip(0), v[:1] * 2]),
+        lambda v: v.copy_(v + 1),
+    ],
+    ids=["foreach_copy_", "foreach_copy_of_two", "copy_"],
+)
+def test_copy_into_a_complex_view_of_an_odd_count_of_floats(write) -> None:
+    """Random pipelines seed 145464: the complex view's storage is the input's 7 floats, no
+    whole number of complex64 elements, and `_foreach_copy`'s functional copy clones each
+    element with its strides, which views the whole storage as complex and fails ATen's
+    internal assert (torch.func.functionalize alike): the list's elements get a clone first,
+    as a single copy_'s self already did."""
+
+    def f(x):
+        write(torch.view_as_complex(x[0:4].view(2, 2)))
+        return (x,)
+
+    _check(f, lambda: (torch.arange(7.0),))
