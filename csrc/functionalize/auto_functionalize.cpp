@@ -47,7 +47,7 @@ class BaseTable {
     at::Tensor where;
     if (index == static_cast<int64_t>(aliases_.size())) {
       at::Tensor base = alias->base(reapply_);
-      where = measure_on_meta(base, impl->views());
+      where = measure(name, base, impl->views());
       if (where.scalar_type() != base.scalar_type() && !reapply_ &&
           !(base.is_contiguous() && TORCH_GUARD_OR_FALSE(base.sym_storage_offset().sym_eq(0)))) {
         // view_copy reinterprets a compact copy at offset 0: located in that
@@ -64,16 +64,7 @@ class BaseTable {
                       "remove=\"mutations_and_views\" the view is located in a compact copy of it, where "
                       "as_strided addresses other elements (remove=\"mutations\" takes this)");
         base = at::clone(base, at::MemoryFormat::Contiguous);
-        try {
-          where = measure_on_meta(base, impl->views());
-        } catch (std::exception& e) {
-          // The view exists in the input's own layout (a diagonal of an expanded
-          // input reinterpreted as int32) but not in its compact copy (seed 1075).
-          TORCH_CHECK(false, "fxinplace.functionalize: ", name, " mutates a ", where.scalar_type(),
-                      " view of a tensor whose layout is not compact; with remove=\"mutations_and_views\" "
-                      "the view is located in a compact copy of it, where it cannot be taken (",
-                      error_text(e), ")");
-        }
+        where = measure(name, base, impl->views());
       }
       aliases_.push_back(alias);
       measured_on_.push_back(base);
@@ -81,13 +72,31 @@ class BaseTable {
       bases_.push_back(
           where.scalar_type() == base.scalar_type() ? base : reinterpret(name, base, where.scalar_type()));
     } else {
-      where = measure_on_meta(measured_on_[index], impl->views());
+      where = measure(name, measured_on_[index], impl->views());
       TORCH_CHECK(where.scalar_type() == bases_[index].scalar_type(), "fxinplace.functionalize: ", name,
                   " mutates views of one tensor with different dtypes (", where.scalar_type(), " and ",
                   bases_[index].scalar_type(), "), which auto_functionalized_v2 cannot express");
     }
     check_within_base(name, where, measured_on_[static_cast<size_t>(index)]);
     return MutatedView{index, where.sym_sizes().vec(), where.sym_strides().vec(), where.sym_storage_offset()};
+  }
+
+  // The view chain replayed on `base` (meta). With remove="mutations_and_views"
+  // a base's value may be a compact copy where eager's is not (an expanded or
+  // strided input), and a view that exists in eager's layout may not exist
+  // there: a diagonal of an expanded input reinterpreted as int32 (seed 1075),
+  // `x.expand(3, 2, 1).unsqueeze(0).view(2, -1)` of an expanded x (seed 146013).
+  at::Tensor measure(const std::string& name, const at::Tensor& base, const ViewChain& views) const {
+    if (reapply_) return measure_on_meta(base, views);
+    try {
+      return measure_on_meta(base, views);
+    } catch (std::exception& e) {
+      TORCH_CHECK(
+          false, "fxinplace.functionalize: ", name,
+          " mutates a view of a tensor whose layout is not compact; with remove=\"mutations_and_views\" "
+          "the view is located in a compact copy of it, where it cannot be taken (",
+          error_text(e), "; remove=\"mutations\" keeps eager's layout)");
+    }
   }
 
   // auto_functionalized_v2 rebuilds the view with as_strided on the base's

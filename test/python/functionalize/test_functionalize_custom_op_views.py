@@ -128,21 +128,41 @@ def test_custom_op_on_a_dtype_view_of_a_0_dim_tensor_is_a_clear_error(trace: boo
         run(torch.tensor(1.5))
 
 
-def test_custom_op_on_a_dtype_view_of_an_expanded_input_without_views_is_a_clear_error() -> None:
-    # The view exists in the expanded input's own layout (its diagonal has stride 1), not in
-    # the compact copy remove="mutations_and_views" locates it in (stride 9); seed 1075.
+@pytest.mark.parametrize(
+    "write, make_input",
+    [
+        # The diagonal has stride 1 in the expanded input's own layout, 9 in the compact
+        # copy; as int32 it exists only in the first (seed 1075).
+        (
+            lambda x: add_one_(x.diagonal(1, 1, 0)[-3:-1].view(torch.int32)),
+            lambda: torch.arange(8).view(1, 8).expand(7, 8),
+        ),
+        # Once written through an int32 view (its value then a compact copy), view(2, -1)
+        # merges dims of strides (0, 0, 1) in eager's layout, (0, 1, 1) in the compact copy
+        # (seed 146013).
+        (
+            lambda x: (
+                add_one_(x[-1].unsqueeze(-1).unsqueeze(2).view(torch.int32)),
+                add_one_(x.detach().expand(3, 2, 1).unsqueeze(0).view(2, -1).flatten().unbind(0)[1]),
+            ),
+            lambda: torch.tensor([[1.5]]).expand(2, 1),
+        ),
+    ],
+    ids=["dtype_view_of_a_diagonal", "view_merging_an_expanded_dim"],
+)
+def test_custom_op_on_a_view_of_an_expanded_input_without_views_is_a_clear_error(write, make_input) -> None:
+    # The view exists in the expanded input's own layout, not in the compact copy
+    # remove="mutations_and_views" locates it in.
     def f(x):
-        add_one_(x.diagonal(1, 1, 0)[-3:-1].view(torch.int32))
+        write(x)
         return x
 
-    x = torch.arange(8).view(1, 8).expand(7, 8)
     with pytest.raises(
         RuntimeError,
-        match=r"fxinplace.functionalize: .*add_one_ mutates a Int view of a tensor whose "
-        r"layout is not compact",
+        match=r"fxinplace.functionalize: .*add_one_ mutates a view of a tensor whose layout is not compact",
     ):
-        fxinplace.functionalize(f, remove="mutations_and_views")(x)
-    f(x)  # eager runs it
+        fxinplace.functionalize(f, remove="mutations_and_views")(make_input())
+    f(make_input())  # eager runs it
 
 
 def test_custom_op_on_a_dtype_view_through_as_strided_of_a_transpose_without_views_is_a_clear_error() -> None:
