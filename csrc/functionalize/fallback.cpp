@@ -246,14 +246,26 @@ bool may_split_its_storage(const at::Tensor& value, const at::Tensor& wrapper) {
 void clone_values_splitting_their_storage(torch::jit::Stack& functional_stack, const OpClass& c,
                                           const std::vector<c10::IValue>& originals) {
   for (size_t k = 0; k < functional_stack.size(); ++k) {
-    std::vector<at::Tensor> wrappers;  // the functional tensors, in the order map_tensors visits values
-    for_each_tensor(originals[c.functional_args[k]], [&](const at::Tensor& t) { wrappers.push_back(t); });
-    size_t next = 0;
-    functional_stack[k] = map_tensors(functional_stack[k], [&](const at::Tensor& value) {
-      const at::Tensor wrapper = next < wrappers.size() ? wrappers[next] : at::Tensor();
-      ++next;
-      return may_split_its_storage(value, wrapper) ? value.clone() : value;
+    c10::IValue& value = functional_stack[k];
+    const c10::IValue& original = originals[c.functional_args[k]];
+    if (value.isTensor()) {
+      const at::Tensor& t = value.toTensor();
+      if (may_split_its_storage(t, original.isTensor() ? original.toTensor() : at::Tensor()))
+        value = t.clone();
+      continue;
+    }
+    if (!value.isTensorList() && !value.isList()) continue;
+    // A list: its tensors pair with the functional tensors' in the order both are visited.
+    std::vector<at::Tensor> wrappers;
+    for_each_tensor(original, [&](const at::Tensor& t) { wrappers.push_back(t); });
+    std::vector<bool> splits;
+    for_each_tensor(value, [&](const at::Tensor& t) {
+      splits.push_back(
+          may_split_its_storage(t, splits.size() < wrappers.size() ? wrappers[splits.size()] : at::Tensor()));
     });
+    if (std::none_of(splits.begin(), splits.end(), [](bool s) { return s; })) continue;
+    size_t next = 0;
+    value = map_tensors(value, [&](const at::Tensor& t) { return splits[next++] ? t.clone() : t; });
   }
 }
 
