@@ -171,7 +171,38 @@ at::Tensor viewable_as_dtype(const at::Tensor& t, at::ScalarType dtype, bool rea
                        : at::as_strided_copy_symint(t, t.sym_sizes(), strides, t.sym_storage_offset());
 }
 
+// Per element of two complex tensors of one dtype and shape: whether their
+// bits are the same (both parts; -0.0 is not 0.0 here).
+at::Tensor same_bits(const at::Tensor& a, const at::Tensor& b, bool reapply_views) {
+  const size_t part = a.element_size() / 2;
+  const at::ScalarType bits_type = part == 8 ? at::kLong : part == 4 ? at::kInt : at::kShort;
+  auto bits = [&](const at::Tensor& t) {
+    const at::Tensor parts = reapply_views ? at::view_as_real(t) : at::view_as_real_copy(t);
+    return reapply_views ? parts.view(bits_type) : at::view_copy(parts, bits_type);
+  };
+  return at::all(at::eq(bits(a), bits(b)), -1);
+}
+
 }  // namespace
+
+// Complex neg computes 0 - x (vectorized), which is no involution on zeros:
+// a -0.0 read through _neg_view comes back +0.0 when negated back, so every
+// element a write through the view left alone would change its sign bit
+// (random pipelines seed 152445: the untouched copies of an expanded element
+// then looked written, and their bytes mixed with the written copy's):
+//   x = [-0.0j] * 16;  _neg_view(x)[0].fill_(1)    # eager: x[1:] untouched
+// An element whose bits in the written view are still the view's old bits,
+// neg(base) as reading the view computed them, keeps the base's own bits.
+at::Tensor ViewRecord::unflip_written(const at::Tensor& base, const at::Tensor& mutated_view,
+                                      bool written_complex, bool reapply_views) const {
+  at::Tensor back = unflip(mutated_view, written_complex, reapply_views);
+  if (op_->inverse != Inverse::kNeg || !base.is_complex() || base.is_conj() || base.is_neg() ||
+      mutated_view.is_conj() || mutated_view.is_neg() || mutated_view.scalar_type() != base.scalar_type() ||
+      back.scalar_type() != base.scalar_type() || mutated_view.sym_sizes() != base.sym_sizes() ||
+      back.sym_sizes() != base.sym_sizes())
+    return back;
+  return at::where(same_bits(at::neg(base), mutated_view, reapply_views), base, back);
+}
 
 c10::IValue ViewRecord::call(const at::Tensor& base, bool reapply_views) const {
   TORCH_CHECK(reapply_views || op_->copy, "fxinplace.functionalize(remove='mutations_and_views'): view op ",
@@ -408,7 +439,7 @@ at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated
       return fold_expand_back(base, mutated_view, reapply_views, fold);
     case Inverse::kConj:  // _conj shows the base conjugated: the base is the written value conjugated
     case Inverse::kNeg:   // _neg_view shows the base negated
-      return unflip(mutated_view, written_complex, reapply_views);
+      return unflip_written(base, mutated_view, written_complex, reapply_views);
   }
   TORCH_CHECK(false, "fxinplace.functionalize: unknown inverse for ", op_->name);
 }

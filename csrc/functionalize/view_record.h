@@ -94,6 +94,10 @@ class ViewRecord {
   // the dtype eager negates in.
   at::Tensor unflip(const at::Tensor& value, bool written_complex, bool reapply_views) const;
   at::Tensor unflip(const at::Tensor& value) const { return unflip(value, value.is_complex(), true); }
+  // unflip() of a written view, keeping the base's bits where the write left
+  // an element alone (see view_record.cpp).
+  at::Tensor unflip_written(const at::Tensor& base, const at::Tensor& mutated_view, bool written_complex,
+                            bool reapply_views) const;
   const std::string& op_name() const { return op_->name; }
 
  private:
