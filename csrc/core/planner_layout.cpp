@@ -251,12 +251,19 @@ std::optional<Geometry> Walk::derive_geom(NodeId u, const Geometry& old_parent, 
       // ATen checks these views' strides as numbers, size-1 dims included
       // (x.view(torch.float16) on a float32 x of sizes (1, 1) raises unless
       // stride(-1) == 1), so the parent's strides must stay literally the same.
+      // A view that reads the memory as another dtype (view_as_complex,
+      // view(dtype)) checks the storage offset too, and counts it in its own
+      // elements (random pipelines seed 154723):
+      //   e = exp(clamp(c[1:3]))   # fresh: offset 0; in place (c[1:3]'s memory): 1
+      //   view_as_complex(e)       # "storage_offset divisible by 2": raises in place
+      // so its parent stays at the same offset.
       Geometry same_place = old_parent;
       same_place.offset = new_parent.offset;
       auto offset = shift(own.offset, old_parent.offset, new_parent.offset);
       if (old_parent.strides != new_parent.strides || !same_place.same_elements(new_parent) || !offset) {
         return std::nullopt;
       }
+      if (reads_as_another_dtype(u) && !(old_parent.offset == new_parent.offset)) return std::nullopt;
       Geometry g = own;
       g.offset = *offset;
       return g;
@@ -274,6 +281,17 @@ std::optional<Geometry> Walk::inverted_view(const Node& sc, const Geometry& base
   const auto& recorded = sc.scatter.view_on_recorded_base;
   if (recorded && value(sc.self) && own_geom(sc.self) == base) return *recorded;
   return replay_view(sc.scatter, base);
+}
+
+// Does view `u` read its parent's memory as another dtype (conj and
+// negation bits aside)? Unknown counts as yes.
+bool Walk::reads_as_another_dtype(NodeId u) const {
+  NodeId p = g_.at(u).layout_parent;
+  const TensorValue* mine = value(u);
+  const TensorValue* theirs = p == kNoNode ? nullptr : value(p);
+  if (!mine || !theirs || mine->dtype < 0 || theirs->dtype < 0) return true;
+  constexpr int32_t kBits = kConjBit | kNegBit;
+  return (mine->dtype & ~kBits) != (theirs->dtype & ~kBits);
 }
 
 // A view-like node shares its layout parent's storage; a consumer such as

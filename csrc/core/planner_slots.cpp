@@ -248,7 +248,9 @@ std::vector<std::pair<size_t, NodeId>> Walk::refuse_unordered_shared_buffers(
     groups[it->second].push_back(a);
   }
   std::vector<std::pair<size_t, NodeId>> refused;  // (index into accepted, culprit)
-  for (const std::vector<size_t>& group : groups) {
+  for (std::vector<size_t>& group : groups) {
+    if (group.size() < 2) continue;
+    refuse_returned_together(accepted, group, refused);
     if (group.size() < 2) continue;
     std::vector<NodeId> extra;
     if (auto culprit = unordered_shared_writes(i, accepted, group, extra)) {
@@ -259,6 +261,32 @@ std::vector<std::pair<size_t, NodeId>> Walk::refuse_unordered_shared_buffers(
     first.insert(first.end(), extra.begin(), extra.end());
   }
   return refused;
+}
+
+// Two returned values in parts of one buffer would be two outputs sharing a
+// storage, where the program returns tensors of their own (random pipelines
+// seed 155184):
+//   fx = _foreach_add([t[0], t[1]], 2)    _foreach_add_([t[0], t[1]], 2)
+//   return fx[0], fx[1]              ->   return t[0], t[1]    # one storage
+// Only the first returned slot of the buffer stays in place; the others
+// leave `group` for `refused`, the output as culprit.
+void Walk::refuse_returned_together(const std::vector<Accepted>& accepted, std::vector<size_t>& group,
+                                    std::vector<std::pair<size_t, NodeId>>& refused) {
+  NodeId output = g_.size() == 0 ? kNoNode : static_cast<NodeId>(g_.size()) - 1;
+  if (output != kNoNode && g_.at(output).kind != NodeKind::kOutput) output = kNoNode;
+  bool one_returned = false;
+  std::vector<size_t> kept;
+  for (size_t a : group) {
+    const TensorValue* held = accepted[a].holder == kNoNode ? nullptr : value(accepted[a].holder);
+    const bool returned = held && classes_.of(held->storage).returned;
+    if (returned && one_returned) {
+      refused.emplace_back(a, output);
+      continue;
+    }
+    one_returned = one_returned || returned;
+    kept.push_back(a);
+  }
+  group = std::move(kept);
 }
 
 // The chain `refuse_unordered_shared_buffers` needs, built from the group's

@@ -63,6 +63,8 @@ class Walk {
     StorageId storage;
     std::vector<NodeId> scatters;
   };
+  void refuse_returned_together(const std::vector<Accepted>& accepted, std::vector<size_t>& group,
+                                std::vector<std::pair<size_t, NodeId>>& refused);
   std::vector<std::pair<size_t, NodeId>> refuse_unordered_shared_buffers(NodeId i,
                                                                          std::vector<Accepted>& accepted);
   std::optional<NodeId> unordered_shared_writes(NodeId i, const std::vector<Accepted>& accepted,
@@ -84,6 +86,7 @@ class Walk {
   bool move_is_visible(NodeId moved, NodeId home);
   std::optional<Geometry> derive_geom(NodeId u, const Geometry& old_parent, const Geometry& new_parent);
   bool aliases_parent(NodeId u) const;
+  bool reads_as_another_dtype(NodeId u) const;
   std::optional<Geometry> effective_geom(NodeId n);
   std::optional<Geometry> inverted_view(const Node& sc, const Geometry& base) const;
   bool operand_is_harmless(NodeId operand, NodeId target, bool elementwise);

@@ -760,3 +760,55 @@ def test_a_scatter_through_as_strided_of_an_empty_view_is_not_a_no_op() -> None:
     report = fxinplace.reinplace_report(make_fx(_write_through_as_strided_of_an_empty_view)(*make()), *make())
     reasons = {d.node: d.reason_code for d in report.decisions}
     assert reasons["as_strided_scatter"] == "view_outside_self", reasons
+
+
+def _exp_of_an_odd_slice_viewed_as_complex(x):
+    t = torch.exp(x.clone()[1:3].clamp(-2.0, 2.0))
+    return (torch.view_as_complex(t) * 2, t + 1)
+
+
+def _exp_of_an_odd_slice_viewed_as_float64(x):
+    t = torch.exp(x.clone()[1:3].clamp(-2.0, 2.0))
+    return (t.view(torch.float64) * 2, t + 1)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_exp_of_an_odd_slice_viewed_as_complex, _exp_of_an_odd_slice_viewed_as_float64],
+    ids=lambda f: f.__name__,
+)
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
+def test_a_result_viewed_as_a_wider_dtype_keeps_its_storage_offset(fn, pipeline) -> None:
+    """Random pipelines seed 154723: exp(clamp(c[1:3])) computed in place lives at c[1:3]'s
+    storage offset, 1; view_as_complex (and view(torch.float64)) of it needs an offset
+    divisible by 2 and raised. The strides were checked, the offset was not."""
+    _assert_same_as_eager(fn, (torch.randn(7),), pipeline)
+
+
+def _foreach_into_two_rows_both_returned(x):
+    t = x + 1
+    a, b = torch._foreach_add([t[0], t[1]], 2.0)
+    return a, b
+
+
+def _foreach_into_two_rows_one_returned(x):
+    t = x + 1
+    a, b = torch._foreach_add([t[0], t[1]], 2.0)
+    return (a, b.sum())
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (3, 0)])
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
+def test_two_returned_foreach_results_never_share_a_buffer(shape, pipeline) -> None:
+    """Random pipelines seed 155184: `_foreach_add_` into two rows of one dead buffer made both
+    returned results views of it, two outputs sharing a storage where the program returns
+    tensors of their own. With one of them returned, the buffer is still reused."""
+    args = (torch.randn(shape),)
+    _assert_same_as_eager(_foreach_into_two_rows_both_returned, args, pipeline)
+    gm = PIPELINES[pipeline](_foreach_into_two_rows_both_returned, _clone_args(args))
+    fxinplace.reinplace(gm, *_clone_args(args))
+    a, b = gm(*_clone_args(args))
+    assert a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr() or a.numel() == 0, gm.code
+    gm = PIPELINES[pipeline](_foreach_into_two_rows_one_returned, _clone_args(args))
+    report = fxinplace.reinplace_report(gm, *_clone_args(args), check=True)
+    assert [d.action for d in report.decisions if "foreach" in d.node] == ["inplace"], report.explain()
