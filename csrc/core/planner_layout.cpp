@@ -328,34 +328,58 @@ bool Walk::operand_is_harmless(NodeId operand, NodeId self, bool elementwise) {
 
 // Where a node's memory really is in the rewritten graph. A rewritten node
 // (re-inplaced op, removed or copied scatter) now is its replacement's
-// tensor; a view of a moved tensor lands as derive_geom says. nullopt when
-// that cannot be worked out (the planner then stays cautious).
+// tensor; a view of a moved tensor lands as derive_geom says; a kept node
+// whose fresh result is laid out as its self (a scatter, the functional copy:
+// ATen clones self with its strides and offset) follows self's memory when
+// self moved. nullopt when that cannot be worked out (the planner then stays
+// cautious). Random pipelines seed 155342, a kept scatter between a move and
+// an in-place write:
+//   d = floor_divide(x, 2)            # in place: x's memory, storage offset 1
+//   s = slice_scatter(d, v, 0, 0, 2)  # kept: fresh, but laid out as d: offset 1, not 0
+//   p = index_put(s, i, w)            # in place into s: offset 1
+//   as_strided(p, [2], [1], k)        # reads from p's storage start
 std::optional<Geometry> Walk::effective_geom(NodeId n) {
   // Iterative (view chains can be long): climb to a node whose memory did not
   // move, then come back down, re-deriving each step's geometry.
-  std::vector<NodeId> path;
+  struct Step {
+    NodeId node;
+    bool from_self;  // laid out as its self, not viewing its layout parent
+  };
+  std::vector<Step> path;
   NodeId cur = n;
   while (true) {
     if (!value(cur)) return std::nullopt;
     NodeId up = rep(cur);
+    bool from_self = false;
     if (up == cur) {
-      up = g_.at(cur).layout_parent;
-      if (up == kNoNode || !aliases_parent(cur)) break;
+      const Node& node = g_.at(cur);
+      up = node.layout_parent;
+      if (up == kNoNode || !aliases_parent(cur)) {
+        if (!node.keeps_self_geometry || node.self == kNoNode || node.self == cur) break;
+        up = node.self;
+        from_self = true;
+      }
     }
-    path.push_back(cur);
+    path.push_back({cur, from_self});
     cur = up;
   }
   Geometry g = own_geom(cur);
   for (auto it = path.rbegin(); it != path.rend(); ++it) {
-    NodeId child = *it;
+    NodeId child = it->node;
     const Geometry& child_own = own_geom(child);
     if (rep(child) != child) {  // a rewritten node is its replacement's tensor
       if (g.sizes != child_own.sizes) return std::nullopt;
       continue;
     }
-    const Geometry& before = own_geom(g_.at(child).layout_parent);
+    const Geometry& before = own_geom(it->from_self ? g_.at(child).self : g_.at(child).layout_parent);
     if (g == before) {
       g = child_own;
+      continue;
+    }
+    if (it->from_self) {
+      // Self's own layout, unless it overlaps itself (the clone is then
+      // contiguous), which is not followed.
+      if (g.sizes != child_own.sizes || g.has_internal_overlap()) return std::nullopt;
       continue;
     }
     auto landed = derive_geom(child, before, g);

@@ -256,3 +256,32 @@ def test_the_checker_catches_wrong_destinations() -> None:
     gm.recompile()
     with pytest.raises(fxinplace.ReinplaceCheckError, match="mul"):
         check_reinplaced(functional, gm, *args)
+
+
+def test_a_kept_scatter_follows_its_self_into_a_written_back_input() -> None:
+    """Random pipelines seed 155342. x has storage offset 1; floor_divide moves into x's memory
+    (a written-back input), so the kept slice_scatter of it (its fresh result laid out as its
+    self, offset included) now sits at offset 1 too. The planner still took the scatter's
+    recorded offset, 0, wrote index_put into it in place, and the later as_strided, which
+    addresses storage offsets, read one element off (the checker found it)."""
+
+    def f(x0):
+        x0.floor_divide_(2)
+        x0.split(2, 0)[0].chunk(2, 0)[-1].squeeze(0)[...] += x0.select(0, 1)
+        x0.view(torch.int16)[torch.tensor([-1])] = 0
+        t0 = x0.expand(2, *x0.shape).chunk(2, 1)[-1].unfold(1, 2, 3)
+        v = torch._neg_view(t0.squeeze(1))[-2:]
+        w = v.as_strided((2,), (1,), v.storage_offset())
+        w.mul_(w.roll(1, 0))
+        return (x0,)
+
+    def make_args(n):
+        g = torch.Generator().manual_seed(155342)
+        return (torch.randint(-4, 5, (n + 2,), generator=g, dtype=torch.int32)[1:-1],)
+
+    gm = make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args(7))
+    report = fxinplace.reinplace_report(gm, *make_args(7), policy="compile", memory_plan=True, check=True)
+    for n in (7, 11):
+        want_args, got_args = make_args(n), make_args(n)
+        want, got = f(*want_args), gm(*got_args)
+        assert torch.equal(want[0], got[0]) and torch.equal(want_args[0], got_args[0]), report.explain()
