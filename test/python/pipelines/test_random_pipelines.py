@@ -26,6 +26,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 from random_program_checks import assert_features_covered, failure_text
 
 import fxinplace
@@ -33,6 +34,7 @@ from fxinplace.testing.harness.broken_passes import (
     functionalize_ignoring_input_aliasing,
     inplace_first_candidate,
 )
+from fxinplace.testing.harness.oracle import snapshot
 from fxinplace.testing.harness.pipelines import INTERNAL, PIPELINES, WRONG, ProgramReport, check_program
 from fxinplace.testing.random.known_failures import known_issue
 from fxinplace.testing.random.minimize import minimize
@@ -104,6 +106,10 @@ ONCE_FAILING = (
     145464,
     146013,
     152445,
+    154723,
+    155184,
+    155342,
+    155775,
 )
 
 
@@ -302,6 +308,17 @@ def test_harness_flags_a_functionalize_blind_to_aliased_inputs_in_every_fxf_pipe
         if any(f.kind == WRONG and f.half == "functionalize" for f in result.findings)
     }
     assert flagged == {p.name for p in traced}, flagged
+
+
+def test_the_oracle_reads_a_negated_conjugated_complex32_output() -> None:
+    # Seed 155775: eager returns _neg_view(t).conj() of a complex32 t; ATen has no CPU kernel
+    # to resolve both bits of one, so reading it raised and every traced pipeline was flagged
+    # for not raising. Its values are what complex64 gives.
+    t = torch.tensor([1 + 2j, -0.0 - 3j, 0.5 + 0j], dtype=torch.complex32)
+    got = snapshot(torch._neg_view(t).conj())
+    want = torch._neg_view(t.to(torch.complex64)).conj().resolve_conj().resolve_neg()
+    assert not got.is_conj() and not got.is_neg() and not t.is_conj() and not t.is_neg()
+    assert torch.equal(torch.view_as_real(got.to(torch.complex64)), torch.view_as_real(want))
 
 
 def test_minimize_shrinks_and_keeps_the_failure() -> None:
