@@ -136,7 +136,7 @@ bool viewable_as(const at::Tensor& t, at::ScalarType dtype) {
   if (!TORCH_GUARD_OR_FALSE(t.sym_stride(-1).sym_eq(1))) return false;
   for (int64_t d = 0; to > from && d + 1 < t.dim(); ++d)
     if (!TORCH_GUARD_OR_FALSE((t.sym_stride(d) % (to / from)).sym_eq(0))) return false;
-  return true;
+  return to < from || TORCH_GUARD_OR_FALSE((t.sym_storage_offset() % (to / from)).sym_eq(0));
 }
 
 // Whether view_as_complex accepts `t`'s layout: the last dim holds each
@@ -166,9 +166,18 @@ at::Tensor viewable_as_dtype(const at::Tensor& t, at::ScalarType dtype, bool rea
     }
     inner = strides[d] * t.sym_size(d);
   }
-  if (!changed) return t;
-  return reapply_views ? t.as_strided_symint(t.sym_sizes(), strides, t.sym_storage_offset())
-                       : at::as_strided_copy_symint(t, t.sym_sizes(), strides, t.sym_storage_offset());
+  at::Tensor fixed = !changed ? t
+                     : reapply_views
+                         ? t.as_strided_symint(t.sym_sizes(), strides, t.sym_storage_offset())
+                         : at::as_strided_copy_symint(t, t.sym_sizes(), strides, t.sym_storage_offset());
+  // Nor need a value's storage offset be eager's: under a symbolic trace a
+  // written input's value is addressed from the input's own start, an offset
+  // of s0 + 1 in eager (even) becomes 1 (random pipelines seed 156181):
+  //   t0 = view_as_complex(x.as_strided((2,), (1,), x.storage_offset() + 1))
+  //   t0.as_strided_((2,), (1,), t0.storage_offset())   # replayed as view(dtype)
+  // A wider dtype needs an offset of whole elements, which a contiguous copy
+  // has. (The caller checked eager's layout, which decides whether eager raises.)
+  return viewable_as(fixed, dtype) ? fixed : fixed.clone(at::MemoryFormat::Contiguous);
 }
 
 // Per element of two complex tensors of one dtype and shape: whether their

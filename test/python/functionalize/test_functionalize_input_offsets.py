@@ -291,3 +291,25 @@ def test_view_as_complex_of_a_written_input_not_at_its_storage_start_under_traci
     _check_at_two_sizes(
         f, make_args, (6, 9), removes=("mutations",), tracing_modes=("real", "fake", "symbolic")
     )
+
+
+def test_as_strided_of_a_complex_view_of_an_input_not_at_its_storage_start_under_tracing() -> None:
+    """Random pipelines seed 156181: t0 = view_as_complex of x at x.storage_offset() + 1 (even
+    in eager: x = t[1:-1] of rows of an odd n starts at n), then t0.as_strided_(...). The write
+    is replayed as a view(complex128) of the input's value, which a symbolic trace addresses
+    from the input's own start: an offset of 1, and "storage_offset() must be divisible by 2"
+    raised in the trace."""
+
+    def f(x2):
+        t0 = torch.view_as_complex(x2.as_strided((2,), (1,), x2.storage_offset() + 1))
+        torch._foreach_mul_([t0], (1 + 2j))
+        t0.as_strided_((2,), (1,), t0.storage_offset())
+        return (t0.clone().abs(),)
+
+    def make_args(n):
+        g = torch.Generator().manual_seed(156181)
+        return (torch.randn((4, n), generator=g, dtype=torch.float64)[1:-1],)
+
+    _check_at_two_sizes(
+        f, make_args, (7, 11), removes=("mutations",), tracing_modes=("real", "fake", "symbolic")
+    )
