@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "functionalize/dtype_views.h"
 #include "functionalize/error_text.h"
 #include "functionalize/functional_tensor.h"
 #include "functionalize/ivalue_tensors.h"
@@ -128,13 +129,15 @@ class BaseTable {
   at::Tensor restore_dtype(size_t index, const at::Tensor& new_base) const {
     const at::ScalarType dtype = original_dtypes_[index];
     if (new_base.scalar_type() == dtype) return new_base;
-    return reapply_ ? new_base.view(dtype) : at::view_copy(new_base, dtype);
+    const at::Tensor viewable = with_contiguous_unit_strides(new_base, dtype, reapply_);
+    return reapply_ ? viewable.view(dtype) : at::view_copy(viewable, dtype);
   }
 
  private:
   at::Tensor reinterpret(const std::string& name, const at::Tensor& base, at::ScalarType dtype) const {
     try {
-      return reapply_ ? base.view(dtype) : at::view_copy(base, dtype);
+      const at::Tensor viewable = with_contiguous_unit_strides(base, dtype, reapply_);
+      return reapply_ ? viewable.view(dtype) : at::view_copy(viewable, dtype);
     } catch (std::exception& e) {  // c10::Error, or python_error under make_fx
       TORCH_CHECK(false, "fxinplace.functionalize: ", name, " mutates a ", dtype,
                   " view of a tensor that cannot be reinterpreted as ", dtype, " as a whole (", error_text(e),

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "functionalize/dtype_views.h"
 #include "functionalize/meta_geometry.h"
 
 namespace fxinplace::functionalize {
@@ -126,19 +127,6 @@ std::optional<c10::SymInt> ViewRecord::as_strided_offset(const at::Tensor& base)
 
 namespace {
 
-// Whether view(dtype) accepts `t`'s layout: between element sizes the last
-// dim must be contiguous, and into wider elements every other stride a
-// multiple of the ratio, size-1 dims included.
-bool viewable_as(const at::Tensor& t, at::ScalarType dtype) {
-  const int64_t from = static_cast<int64_t>(t.element_size());
-  const int64_t to = static_cast<int64_t>(c10::elementSize(dtype));
-  if (from == to || t.dim() == 0) return true;
-  if (!TORCH_GUARD_OR_FALSE(t.sym_stride(-1).sym_eq(1))) return false;
-  for (int64_t d = 0; to > from && d + 1 < t.dim(); ++d)
-    if (!TORCH_GUARD_OR_FALSE((t.sym_stride(d) % (to / from)).sym_eq(0))) return false;
-  return to < from || TORCH_GUARD_OR_FALSE((t.sym_storage_offset() % (to / from)).sym_eq(0));
-}
-
 // Whether view_as_complex accepts `t`'s layout: the last dim holds each
 // (real, imag) pair side by side, and every other stride and the storage
 // offset count whole pairs.
@@ -147,37 +135,6 @@ bool pairs_adjacent(const at::Tensor& t) {
   for (int64_t d = 0; d + 1 < t.dim(); ++d)
     if (!TORCH_GUARD_OR_FALSE((t.sym_stride(d) % 2).sym_eq(0))) return false;
   return TORCH_GUARD_OR_FALSE((t.sym_storage_offset() % 2).sym_eq(0));
-}
-
-// A value's size-1 dims may have any stride (a functional kernel's layout,
-// which eager's tensor need not share): those strides are set as a
-// contiguous layout would have them, the same memory, so view(dtype) sees
-// what eager's tensor would show it. (A size-1 dim addresses one element
-// whatever its stride.)
-at::Tensor viewable_as_dtype(const at::Tensor& t, at::ScalarType dtype, bool reapply_views) {
-  if (viewable_as(t, dtype)) return t;
-  std::vector<c10::SymInt> strides = t.sym_strides().vec();
-  c10::SymInt inner = 1;
-  bool changed = false;
-  for (int64_t d = t.dim() - 1; d >= 0; --d) {
-    if (TORCH_GUARD_OR_FALSE(t.sym_size(d).sym_eq(1))) {
-      changed = changed || !TORCH_GUARD_OR_FALSE(strides[d].sym_eq(inner));
-      strides[d] = inner;
-    }
-    inner = strides[d] * t.sym_size(d);
-  }
-  at::Tensor fixed = !changed ? t
-                     : reapply_views
-                         ? t.as_strided_symint(t.sym_sizes(), strides, t.sym_storage_offset())
-                         : at::as_strided_copy_symint(t, t.sym_sizes(), strides, t.sym_storage_offset());
-  // Nor need a value's storage offset be eager's: under a symbolic trace a
-  // written input's value is addressed from the input's own start, an offset
-  // of s0 + 1 in eager (even) becomes 1 (random pipelines seed 156181):
-  //   t0 = view_as_complex(x.as_strided((2,), (1,), x.storage_offset() + 1))
-  //   t0.as_strided_((2,), (1,), t0.storage_offset())   # replayed as view(dtype)
-  // A wider dtype needs an offset of whole elements, which a contiguous copy
-  // has. (The caller checked eager's layout, which decides whether eager raises.)
-  return viewable_as(fixed, dtype) ? fixed : fixed.clone(at::MemoryFormat::Contiguous);
 }
 
 // Per element of two complex tensors of one dtype and shape: whether their

@@ -231,3 +231,31 @@ def test_a_custom_op_writing_as_strided_beyond_its_tensors_elements_is_a_clear_e
             within, lambda: (make_input(),), tracing_modes=("real",), check_graph=False
         )
         assert not problems, "\n".join(problems)
+
+
+def test_custom_op_on_a_dtype_view_of_a_transposed_input_under_a_symbolic_trace() -> None:
+    """Random pipelines seed 156493: x1 of sizes (2, 3, n, 1), its last dim of stride n (a
+    transpose). The op's base is x1's value viewed as float16 as a whole; the symbolic trace
+    recorded stride 1 for the size-1 dim of _foreach_add's result, the run got n, and the
+    graph raised "stride(-1) must be 1 to view Float as Half". A size-1 dim addresses one
+    element whatever its stride: the base is viewed with contiguous strides there."""
+
+    def f(x1):
+        torch._foreach_add_([x1], 2.0)
+        add_one_(
+            x1.as_strided((2, 2), (2, 1), x1.storage_offset())[:, 1:].narrow(0, 0, 1).view(torch.float16)
+        )
+        return (x1.select(3, -1).relu(),)
+
+    def make_args(n):
+        return (torch.arange(6.0 * n).reshape(2, 3, 1, n).transpose(2, 3),)
+
+    problems = eager_parity_problems(
+        f,
+        lambda: make_args(7),
+        removes=("mutations",),
+        tracing_modes=("real", "symbolic"),
+        resized_args=lambda: make_args(11),
+        check_graph=False,
+    )
+    assert not problems, "\n".join(problems)
