@@ -151,7 +151,7 @@ NodeId GraphBuilder::auto_functionalized(std::string name, std::vector<NodeId> o
 
 NodeId GraphBuilder::foreach_op(std::string name, std::vector<NodeId> operands, const Results& results,
                                 const std::vector<NodeId>& self_list, bool collective,
-                                std::vector<int32_t> operand_elements) {
+                                std::vector<int32_t> operand_elements, bool keeps_self_geometry) {
   if (!operand_elements.empty() && operand_elements.size() != operands.size())
     throw std::invalid_argument("foreach: operand_elements must have one entry per operand");
   std::vector<SlotRecord> slots;
@@ -162,6 +162,7 @@ NodeId GraphBuilder::foreach_op(std::string name, std::vector<NodeId> operands, 
   NodeId id = slotted(NodeKind::kForeach, std::move(name), std::move(operands), results, slots);
   g_.at(id).collective = collective;
   g_.at(id).operand_elements = std::move(operand_elements);
+  g_.at(id).keeps_self_geometry = keeps_self_geometry;
   return id;
 }
 

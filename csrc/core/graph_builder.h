@@ -94,10 +94,11 @@ class GraphBuilder {
                              std::vector<NodeId> absolute_layout_reads = {});
   // A _foreach_* op: result k may be written into self_list[k];
   // operand_elements: each operand's list position, -1 when every element
-  // reads it (empty: unknown).
+  // reads it (empty: unknown); keeps_self_geometry: result k is laid out as
+  // self_list[k], storage offset included (_foreach_copy).
   NodeId foreach_op(std::string name, std::vector<NodeId> operands, const Results& results,
                     const std::vector<NodeId>& self_list, bool collective = false,
-                    std::vector<int32_t> operand_elements = {});
+                    std::vector<int32_t> operand_elements = {}, bool keeps_self_geometry = false);
   // A write-back into a graph input: copy_(written, value), or resize_ /
   // as_strided_ of the input (no value).
   NodeId write_back(std::string name, NodeId written_input, NodeId written, std::optional<NodeId> value,

@@ -66,7 +66,8 @@ void Walk::summarise_offset_reads() {
     if (!offset_read_[static_cast<size_t>(u)]) continue;
     if (user.layout_parent != kNoNode && aliases_parent(u))
       offset_read_[static_cast<size_t>(user.layout_parent)] = true;
-    if (user.keeps_self_geometry && user.self != kNoNode) offset_read_[static_cast<size_t>(user.self)] = true;
+    if (NodeId source = geometry_source(u); source != kNoNode)
+      offset_read_[static_cast<size_t>(source)] = true;
   }
 }
 
@@ -294,6 +295,24 @@ bool Walk::reads_as_another_dtype(NodeId u) const {
   return (mine->dtype & ~kBits) != (theirs->dtype & ~kBits);
 }
 
+// The tensor whose layout, storage offset included, `u`'s fresh result
+// copies: a scatter's or the functional copy's self; for element k of
+// _foreach_copy (its getitem), list element k (random pipelines seed 158191:
+// an as_strided of _foreach_copy([p], [s])[0] reads p's storage offset, which
+// index_put moved in place from 0 to its self's 2). kNoNode for any other node.
+NodeId Walk::geometry_source(NodeId u) const {
+  const Node& node = g_.at(u);
+  if (node.kind == NodeKind::kGetItem && node.item_of != kNoNode) {
+    const Node& multi = g_.at(node.item_of);
+    if (multi.kind != NodeKind::kForeach || !multi.keeps_self_geometry) return kNoNode;
+    for (const WriteSlot& slot : multi.slots)
+      if (slot.item == node.item_index) return slot.target;
+    return kNoNode;
+  }
+  if (!node.keeps_self_geometry || node.self == u) return kNoNode;
+  return node.self;
+}
+
 // A view-like node shares its layout parent's storage; a consumer such as
 // as_strided_scatter does not.
 bool Walk::aliases_parent(NodeId u) const {
@@ -343,24 +362,23 @@ std::optional<Geometry> Walk::effective_geom(NodeId n) {
   // move, then come back down, re-deriving each step's geometry.
   struct Step {
     NodeId node;
-    bool from_self;  // laid out as its self, not viewing its layout parent
+    NodeId laid_out_as;  // its geometry_source, or kNoNode where it views its layout parent
   };
   std::vector<Step> path;
   NodeId cur = n;
   while (true) {
     if (!value(cur)) return std::nullopt;
     NodeId up = rep(cur);
-    bool from_self = false;
+    NodeId laid_out_as = kNoNode;
     if (up == cur) {
-      const Node& node = g_.at(cur);
-      up = node.layout_parent;
+      up = g_.at(cur).layout_parent;
       if (up == kNoNode || !aliases_parent(cur)) {
-        if (!node.keeps_self_geometry || node.self == kNoNode || node.self == cur) break;
-        up = node.self;
-        from_self = true;
+        laid_out_as = geometry_source(cur);
+        if (laid_out_as == kNoNode) break;
+        up = laid_out_as;
       }
     }
-    path.push_back({cur, from_self});
+    path.push_back({cur, laid_out_as});
     cur = up;
   }
   Geometry g = own_geom(cur);
@@ -371,12 +389,13 @@ std::optional<Geometry> Walk::effective_geom(NodeId n) {
       if (g.sizes != child_own.sizes) return std::nullopt;
       continue;
     }
-    const Geometry& before = own_geom(it->from_self ? g_.at(child).self : g_.at(child).layout_parent);
+    const bool copies_layout = it->laid_out_as != kNoNode;
+    const Geometry& before = own_geom(copies_layout ? it->laid_out_as : g_.at(child).layout_parent);
     if (g == before) {
       g = child_own;
       continue;
     }
-    if (it->from_self) {
+    if (copies_layout) {
       // Self's own layout, unless it overlaps itself (the clone is then
       // contiguous), which is not followed.
       if (g.sizes != child_own.sizes || g.has_internal_overlap()) return std::nullopt;

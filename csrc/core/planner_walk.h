@@ -87,6 +87,7 @@ class Walk {
   std::optional<Geometry> derive_geom(NodeId u, const Geometry& old_parent, const Geometry& new_parent);
   bool aliases_parent(NodeId u) const;
   bool reads_as_another_dtype(NodeId u) const;
+  NodeId geometry_source(NodeId u) const;
   std::optional<Geometry> effective_geom(NodeId n);
   std::optional<Geometry> inverted_view(const Node& sc, const Geometry& base) const;
   bool operand_is_harmless(NodeId operand, NodeId target, bool elementwise);

@@ -140,16 +140,20 @@ void bind_graph_builder(py::module_& m) {
       .def(
           "foreach",
           [](GraphBuilder& b, std::string name, std::vector<NodeId> operands, const ResultTuples& r,
-             const std::vector<NodeId>& self_list, bool collective, std::vector<int32_t> operand_elements) {
+             const std::vector<NodeId>& self_list, bool collective, std::vector<int32_t> operand_elements,
+             bool keeps_self_geometry) {
             return b.foreach_op(name, std::move(operands), records(r), self_list, collective,
-                                std::move(operand_elements));
+                                std::move(operand_elements), keeps_self_geometry);
           },
           py::arg("name"), py::arg("operands"), py::arg("results"), py::arg("self_list"),
           py::arg("collective") = false, py::arg("operand_elements") = std::vector<int32_t>{},
+          py::arg("keeps_self_geometry") = false,
           "A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order "
           "(result k may be written into self_list[k]; all or none); collective: a list collective "
           "(all_reduce_coalesced) rather than a _foreach_* op; operand_elements: for each operand, "
-          "the list position it is passed at, -1 for one every element reads (empty: unknown).")
+          "the list position it is passed at, -1 for one every element reads (empty: unknown); "
+          "keeps_self_geometry: result k is laid out as self_list[k], storage offset included "
+          "(_foreach_copy).")
       .def(
           "write_back",
           [](GraphBuilder& b, std::string name, NodeId written_input, NodeId written,

@@ -195,8 +195,8 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
     facts.scatter = it->second.kind;
     facts.inverted_view = it->second.view;
   }
-  facts.keeps_self_geometry =
-      facts.scatter != core::ScatterKind::kNone || (name == "aten::copy" && overload.empty());
+  facts.keeps_self_geometry = facts.scatter != core::ScatterKind::kNone ||
+                              ((name == "aten::copy" || name == "aten::_foreach_copy") && overload.empty());
   if (args.empty()) return facts;
   facts.first_arg_name = args[0].name();
   facts.self_is_tensor = args[0].type()->kind() == c10::TypeKind::TensorType;

@@ -367,9 +367,10 @@ class GraphBuilder:
         self_list: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
         collective: bool = False,
         operand_elements: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
+        keeps_self_geometry: bool = False,
     ) -> int:
         """
-        A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order (result k may be written into self_list[k]; all or none); collective: a list collective (all_reduce_coalesced) rather than a _foreach_* op; operand_elements: for each operand, the list position it is passed at, -1 for one every element reads (empty: unknown).
+        A _foreach_* op with a _foreach_*_ form; self_list: the nodes of its first list, in order (result k may be written into self_list[k]; all or none); collective: a list collective (all_reduce_coalesced) rather than a _foreach_* op; operand_elements: for each operand, the list position it is passed at, -1 for one every element reads (empty: unknown); keeps_self_geometry: result k is laid out as self_list[k], storage offset included (_foreach_copy).
         """
     def getitem(
         self,

@@ -197,6 +197,7 @@ def _read_op(
             [index[n] for n in self_node],
             info.facts.collective,
             elements,
+            info.facts.keeps_self_geometry,
         )
         return
     self_index = index[self_node] if isinstance(self_node, Node) else None

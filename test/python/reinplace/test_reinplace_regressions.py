@@ -812,3 +812,31 @@ def test_two_returned_foreach_results_never_share_a_buffer(shape, pipeline) -> N
     gm = PIPELINES[pipeline](_foreach_into_two_rows_one_returned, _clone_args(args))
     report = fxinplace.reinplace_report(gm, *_clone_args(args), check=True)
     assert [d.action for d in report.decisions if "foreach" in d.node] == ["inplace"], report.explain()
+
+
+def _as_strided_of_a_foreach_copy_of_an_indexed_write(x2):
+    x2[::2].index_put_((torch.tensor([-1]),), torch.tensor(1.0), accumulate=True)
+    x2.index_put_((torch.tensor([0, 1]),), x2.flip(0).narrow(0, 0, 2) * 2)
+    torch._foreach_copy_([x2], torch._foreach_add([x2], [x2.flip(0)]))
+    row = x2[:, :, 1].unbind(0)[-2]
+    return (row.as_strided((2,), (1,), row.storage_offset()).expand(2, 2),)
+
+
+def _transposed_input_at_offset_2(n=7):
+    return (torch.arange(4.0 * n + 4).view(2 * n + 2, 1, 2)[1:-1].transpose(0, -1),)
+
+
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
+def test_an_as_strided_of_a_foreach_copy_result_reads_its_self_offset(pipeline) -> None:
+    """Random pipelines seed 158191: `_foreach_copy([p], [s])[0]` is laid out as p, storage
+    offset included. p = index_put(c, ...) is fresh at offset 0; in place into c (a clone of
+    the input at offset 2) it moved to offset 2, and the as_strided of the copy's result,
+    which addresses storage offsets, read other elements (the checker found it). The input
+    is made afresh for each call: clone() would drop its offset."""
+    fn = _as_strided_of_a_foreach_copy_of_an_indexed_write
+    gm = PIPELINES[pipeline](fn, _transposed_input_at_offset_2())
+    fxinplace.reinplace(gm, *_transposed_input_at_offset_2(), check=True)
+    want_args, got_args = _transposed_input_at_offset_2(), _transposed_input_at_offset_2()
+    want, got = fn(*want_args), gm(*got_args)
+    assert torch.equal(want[0], got[0]), gm.code
+    assert torch.equal(want_args[0], got_args[0]), gm.code
