@@ -7,7 +7,10 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "functionalize/eager_rehearsal.h"
 #include "functionalize/functional_tensor.h"
@@ -153,6 +156,50 @@ bool provably_disjoint_elements(const at::Tensor& a, const at::Tensor& b) {
   return false;
 }
 
+// The arguments an op's kernel checks with at::assert_no_overlap against the
+// tensor it writes: the same elements raise there too, not only a partial
+// overlap (random pipelines seed 158026: `t[i] = t` raises in eager). Elementwise
+// kernels (TensorIterator) let an operand be exactly the output (x.add_(x)), as
+// do copy_ and index_fill_'s 0-d value. masked_scatter_ checks nothing, and
+// consumes its source in order while it writes: a source in the written memory
+// gives the kernel's order (x.masked_scatter_(x > 2, x) reads elements it has
+// already overwritten), which functionalization cannot express; refused too.
+bool rejects_any_overlap(const c10::OperatorHandle& op, const std::string& arg) {
+  static const std::unordered_map<std::string, std::vector<std::string>> kChecked = {
+      {"index_put", {"indices", "values"}},
+      {"_index_put_impl", {"indices", "values"}},
+      {"index_copy", {"index", "source"}},
+      {"index_add", {"index", "source"}},
+      {"index_reduce", {"index", "source"}},
+      {"index_fill", {"index"}},
+      {"scatter", {"index", "src"}},
+      {"scatter_add", {"index", "src"}},
+      {"scatter_reduce", {"index", "src"}},
+      {"put", {"index", "source"}},
+      {"gather", {"self"}},
+      {"index_select", {"self", "index"}},
+      {"take", {"self", "index"}},
+      {"masked_select", {"self", "mask"}},
+      {"masked_scatter", {"source"}},
+  };
+  std::string name = op.schema().name();
+  if (name.rfind("aten::", 0) != 0) return false;
+  name = name.substr(6);
+  if (!name.empty() && name.back() == '_') name.pop_back();
+  auto it = kChecked.find(name);
+  return it != kChecked.end() && std::find(it->second.begin(), it->second.end(), arg) != it->second.end();
+}
+
+// fill_, masked_fill_ and index_fill_ read a 0-d `value` tensor as a number
+// (value.item()) before they write anything, so it may be an element of the
+// tensor they write (x.index_fill_(0, i, x[0, 0]) runs in eager).
+bool read_as_a_number_first(const c10::OperatorHandle& op, const std::string& arg, const at::Tensor& t) {
+  if (arg != "value" || t.dim() != 0) return false;
+  const std::string& name = op.schema().name();
+  return name == "aten::fill_" || name == "aten::masked_fill_" || name == "aten::index_fill_" ||
+         name == "aten::fill" || name == "aten::masked_fill" || name == "aten::index_fill";
+}
+
 // Eager's "some elements of the input tensor and the written-to tensor refer
 // to a single memory location": an argument that is another view of a written
 // tensor's storage and partially overlaps it (`x[1:].add_(x[:-1])`). Meta
@@ -179,14 +226,16 @@ void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::
     for_each_tensor(args[i], [&](const at::Tensor& t) {
       if (args[i].isTensorList()) ++position;
       if (!is_functional(t)) return;
+      if (i < schema_args.size() && read_as_a_number_first(op, schema_args[i].name(), t)) return;
       const bool out_arg = i < schema_args.size() && schema_args[i].is_out();
+      const bool strict = i < schema_args.size() && rejects_any_overlap(op, schema_args[i].name());
       for (size_t k = 0; k < writes.size(); ++k) {
         const Write& w = writes[k];
         // An out= argument eager resizes is checked where the resize puts it
         // (contiguous from its storage offset; any dense layout covers the same memory),
         // also against itself passed as an input (torch.sum(x, 0, out=x)).
         const bool resized = w.is_out && w.value.sym_sizes() != w.target.sym_sizes();
-        if ((w.target.is_same(t) && (out_arg || !resized)) ||
+        if ((w.target.is_same(t) && (out_arg || !resized) && !strict) ||
             functional_impl(w.target)->alias() != functional_impl(t)->alias())
           continue;
         const at::Tensor written =
@@ -205,7 +254,8 @@ void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::
         const bool too_hard_but_overlapping = same_element && status == at::MemOverlapStatus::TooHard &&
                                               memory_ranges_meet(written, t) && !same_geometry(written, t) &&
                                               !provably_disjoint_elements(written, t);
-        TORCH_CHECK(status != at::MemOverlapStatus::Partial && !too_hard_but_overlapping,
+        const bool same_elements = strict && (w.target.is_same(t) || status == at::MemOverlapStatus::Full);
+        TORCH_CHECK(status != at::MemOverlapStatus::Partial && !too_hard_but_overlapping && !same_elements,
                     "fxinplace.functionalize: ", c10::toString(op.operator_name()),
                     ": unsupported operation: some elements of the input tensor and the written-to tensor "
                     "refer to a single memory location (eager rejects this for most ops; for the others its "

@@ -331,6 +331,87 @@ def test_refused_write_raises_eagers_error_before_computing(write, error: str) -
     torch.testing.assert_close(gm(torch.arange(6.0)), torch.arange(6.0) + 1)
 
 
+_ROWS_SWAPPED = [[1, 0, 1, 0], [0, 1, 0, 1]]
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.index_put_((torch.tensor([1, 0]),), x),
+        lambda x: x.index_put_((torch.tensor([1, 0]),), x, accumulate=True),
+        lambda x: x[0].index_put_((torch.tensor([1, 0, 2, 3]),), x[0]),
+        lambda x: x.index_copy_(0, torch.tensor([1, 0]), x),
+        lambda x: x.index_add_(0, torch.tensor([1, 0]), x),
+        lambda x: x.scatter_(0, torch.tensor(_ROWS_SWAPPED), x),
+        lambda x: x.scatter_add_(0, torch.tensor(_ROWS_SWAPPED), x),
+        lambda x: x.view(-1).put_(torch.arange(8).flip(0), x.view(-1)),
+        lambda x: torch.gather(x, 0, torch.tensor(_ROWS_SWAPPED), out=x),
+        lambda x: torch.index_select(x, 0, torch.tensor([1, 0]), out=x),
+        lambda x: torch.take(x, torch.tensor(_ROWS_SWAPPED), out=x),
+    ],
+    ids=[
+        "index_put_values_self",
+        "index_put_accumulate",
+        "index_put_row_into_itself",
+        "index_copy_source_self",
+        "index_add_source_self",
+        "scatter_src_self",
+        "scatter_add_src_self",
+        "put_source_self",
+        "gather_out_self",
+        "index_select_out_self",
+        "take_out_self",
+    ],
+)
+def test_an_indexing_op_reading_exactly_what_it_writes_raises(write) -> None:
+    """Random pipelines seed 158026: `t[i] = t` raises in eager. Indexing kernels check their
+    source (and out= their input) with assert_no_overlap, which rejects the same elements too,
+    not only a partial overlap as elementwise kernels do."""
+
+    def f(x):
+        write(x)
+        return x
+
+    _check(
+        f,
+        lambda: (torch.arange(8.0).view(2, 4),),
+        error=r"fxinplace.*some elements of the input tensor and the written",
+    )
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.index_fill_(0, torch.tensor([1]), x[0, 0]),
+        lambda x: x.masked_fill_(x > 2, x[0, 1]),
+        lambda x: x.fill_(x[1, 1]),
+    ],
+    ids=["index_fill_value_an_element", "masked_fill_value_an_element", "fill_value_an_element"],
+)
+def test_writes_reading_their_own_memory_that_eager_allows(write) -> None:
+    """fill_, masked_fill_ and index_fill_ read a 0-d value as a number before writing: an
+    element of self is fine (index_fill_ was refused)."""
+
+    def f(x):
+        write(x)
+        return x
+
+    _check(f, lambda: (torch.arange(8.0).view(2, 4),))
+
+
+def test_masked_scatter_from_its_own_memory_is_a_clear_error() -> None:
+    """Eager's masked_scatter_ checks no overlap and consumes its source while it writes:
+    from self, it reads elements it has already overwritten ([0, 1, 2, 0, 1, 2, 0, 1] where
+    the old source gives [..., 3, 4]). Functionalization cannot express the kernel's order."""
+
+    def f(x):
+        x.masked_scatter_(x > 2, x)
+        return x
+
+    with pytest.raises(RuntimeError, match=r"fxinplace.*masked_scatter_.*refer to a single memory location"):
+        fxinplace.functionalize(f)(torch.arange(8.0).view(2, 4))
+
+
 def test_write_reading_exactly_self_is_fine() -> None:
     def f(x):
         x.mul_(x)
