@@ -15,16 +15,26 @@ bool has_symbols(const at::Tensor& t) {
          std::any_of(t.sym_strides().begin(), t.sym_strides().end(), symbolic);
 }
 
-}  // namespace
-
-bool viewable_as(const at::Tensor& t, at::ScalarType dtype) {
+// view(dtype)'s rule on strides: between element sizes the last dim must be
+// contiguous, and into wider elements every other stride a multiple of the
+// ratio, size-1 dims included.
+bool strides_viewable_as(const at::Tensor& t, at::ScalarType dtype) {
   const int64_t from = static_cast<int64_t>(t.element_size());
   const int64_t to = static_cast<int64_t>(c10::elementSize(dtype));
   if (from == to || t.dim() == 0) return true;
   if (!TORCH_GUARD_OR_FALSE(t.sym_stride(-1).sym_eq(1))) return false;
   for (int64_t d = 0; to > from && d + 1 < t.dim(); ++d)
     if (!TORCH_GUARD_OR_FALSE((t.sym_stride(d) % (to / from)).sym_eq(0))) return false;
-  return to < from || TORCH_GUARD_OR_FALSE((t.sym_storage_offset() % (to / from)).sym_eq(0));
+  return true;
+}
+
+}  // namespace
+
+bool viewable_as(const at::Tensor& t, at::ScalarType dtype) {
+  const int64_t from = static_cast<int64_t>(t.element_size());
+  const int64_t to = static_cast<int64_t>(c10::elementSize(dtype));
+  if (!strides_viewable_as(t, dtype)) return false;
+  return to <= from || t.dim() == 0 || TORCH_GUARD_OR_FALSE((t.sym_storage_offset() % (to / from)).sym_eq(0));
 }
 
 // A value's size-1 dims may have any stride (a functional kernel's layout,
@@ -62,8 +72,9 @@ at::Tensor viewable_as_dtype(const at::Tensor& t, at::ScalarType dtype, bool rea
   //   t0 = view_as_complex(x.as_strided((2,), (1,), x.storage_offset() + 1))
   //   t0.as_strided_((2,), (1,), t0.storage_offset())   # replayed as view(dtype)
   // A wider dtype needs an offset of whole elements, which a contiguous copy
-  // has.
-  return viewable_as(fixed, dtype) ? fixed : fixed.clone(at::MemoryFormat::Contiguous);
+  // has. (Strides view(dtype) cannot take are left to raise as they are.)
+  if (viewable_as(fixed, dtype) || !strides_viewable_as(fixed, dtype)) return fixed;
+  return fixed.clone(at::MemoryFormat::Contiguous);
 }
 
 }  // namespace fxinplace::functionalize

@@ -962,3 +962,25 @@ def test_copy_into_a_complex_view_of_an_odd_count_of_floats(write) -> None:
         return (x,)
 
     _check(f, lambda: (torch.arange(7.0),))
+
+
+def test_out_resize_follows_eagers_layout_past_a_broadcast_operand_without_views() -> None:
+    """Random pipelines seed 157184: minimum(x2.expand(3, n).unfold(0, 2, 3), x1) follows the
+    transposed x1 in eager (the expanded operand's stride-0 dims do not vote on the layout);
+    with remove="mutations_and_views" the unfold_copy's value is compact, its dims voted, and
+    the out= argument resized to that result ended with strides (1, 6, 3), not eager's
+    (1, 3, 21): another order of the input's storage."""
+
+    def f(x0, x1, x2):
+        t0 = torch.minimum(x2.expand(3, *x2.shape).unfold(0, 2, 3), x1)
+        torch.abs(t0, out=x0)
+        return ((x0 + 0.5) * 2,)
+
+    def make_args():
+        return (
+            torch.arange(7.0).view(7, 1).t(),
+            torch.arange(42.0).view(2, 7, 3).transpose(0, 2) - 20,
+            torch.arange(7.0) - 3,
+        )
+
+    _check(f, make_args, removes=("mutations", "mutations_and_views"), tracing_modes=("real",))
