@@ -160,16 +160,28 @@ void commit_one(const c10::OperatorHandle& op, const Write& w, bool reapply) {
   if (resized) join_shared_inputs_before_relayout(w.target, reapply);
   FunctionalTensorImpl* impl = functional_impl(w.target);  // (after a join: it follows the move)
   if (resized) {
-    // The strides the kernel computed in, as eager's operands are laid out.
-    const at::Tensor& computed = w.eager_layout.defined() ? w.eager_layout : w.value;
+    // The strides the kernel computed in, as eager's operands are laid out;
+    // but into a negated or conjugated out= argument ATen's fallback for those
+    // bits computes elsewhere, then resizes the argument contiguously and
+    // copies (random pipelines seed 158056: torch.mul(x1, 2, out=_neg_view(x2)[...])
+    // of a transposed x1 leaves out= contiguous, not transposed).
+    const bool bits_fallback = w.target.is_neg() || w.target.is_conj();
+    const at::Tensor contiguous_layout = bits_fallback
+                                             ? meta_strided(w.value.scalar_type(), w.value.sym_sizes(),
+                                                            contiguous_strides(w.value.sym_sizes()), 0)
+                                             : at::Tensor();
+    const at::Tensor& computed = bits_fallback              ? contiguous_layout
+                                 : w.eager_layout.defined() ? w.eager_layout
+                                                            : w.value;
     if (impl->views().empty()) {
       // A base takes the result as its new value, with those strides. With
       // views copied the value is laid out so too, as views of it are
       // replayed on the value: after torch.mul(t, 2, out=out) of a transposed
       // t, out.view(-1) raises in eager and must here, which a contiguous
       // value would let through.
-      const at::Tensor value =
-          w.eager_layout.defined() ? with_dense_layout_of(w.value, w.eager_layout, reapply) : w.value;
+      const at::Tensor value = bits_fallback || w.eager_layout.defined()
+                                   ? with_dense_layout_of(w.value, computed, reapply)
+                                   : w.value;
       impl->replace_base(value, computed.sym_strides());
       return;
     }

@@ -984,3 +984,28 @@ def test_out_resize_follows_eagers_layout_past_a_broadcast_operand_without_views
         )
 
     _check(f, make_args, removes=("mutations", "mutations_and_views"), tracing_modes=("real",))
+
+
+@pytest.mark.parametrize(
+    "make_out",
+    [
+        lambda x2: torch._neg_view(x2).select(2, 1)[:, :, -2],
+        lambda x2: torch._neg_view(x2[0, 0]),
+    ],
+    ids=["negated_view", "negated_base_view"],
+)
+def test_out_resize_of_a_negated_argument_is_contiguous(make_out) -> None:
+    """Random pipelines seed 158056: ATen's fallback for a negated (or conjugated) out=
+    argument computes elsewhere, then resizes the argument contiguously and copies; the
+    resize followed the kernel's layout (the transposed x1's) instead, and the write landed
+    in other elements of x2's storage."""
+
+    def f(x1, x2):
+        t0 = make_out(x2)
+        torch.mul(x1, 2, out=t0)
+        return (t0 * 2,)
+
+    def make_args():
+        return (torch.arange(18.0).view(2, 3, 3).transpose(0, 2), torch.arange(81.0).view(3, 3, 3, 3))
+
+    _check(f, make_args, removes=("mutations", "mutations_and_views"), tracing_modes=("real", "symbolic"))
