@@ -195,8 +195,17 @@ def _write_back(
     # (x1 = x0[:, 1:]; x1.add_(1); torch.abs(x1[:, :0], out=x1): x0 keeps x1's add; and
     # x1 = t[::2] written, then resized to more elements that do not reach its last row:
     # random pipelines seed 132848).
+    # Not where the storage was written back whole first: that holds every write, the
+    # later ones too, which this older value would undo (random pipelines seed 159970:
+    # x2 written, then resized by an out= write of all its elements, then as_strided_
+    # to every other element).
     before_shrinking = None
-    if geometry is not None and grown is None and kernels.joined_base(functional) is None:
+    if (
+        geometry is not None
+        and grown is None
+        and kernels.joined_base(functional) is None
+        and not storage_written
+    ):
         if not _covers_elements(geometry, original):
             before_shrinking = kernels.written_base(functional, reapply_views)
     # Written only under torch.no_grad() (an optimizer updating a parameter): so is the

@@ -687,3 +687,26 @@ def test_an_out_argument_resized_over_memory_another_input_shows(fn) -> None:
         return make
 
     _check(fn, args(8), resized_args=args(11))
+
+
+def test_an_input_resized_by_a_write_of_all_its_elements_then_shrunk_keeps_that_write() -> None:
+    """Random pipelines seed 159970: x written, then resized by an out= write of every
+    element (eq(t, t.reshape(...), out=x)), then as_strided_ to every other element. The
+    storage was written back whole, then the value x held before the resize was copied back
+    over the elements the final x leaves, undoing the out= write there."""
+
+    def f(x2):
+        x2.index_put_((torch.tensor([0]),), x2.flip(0).narrow(0, 0, 1) * 2)
+        t1 = torch.zeros(1, dtype=torch.float16)
+        torch.eq(x2, x2, out=t1)
+        torch.eq(t1, t1.reshape(1, *t1.shape), out=x2)
+        x2.as_strided_((3,), (2,), x2.storage_offset())
+        return (x2 + 0,)
+
+    def make_args(n: int):
+        def make():
+            return (torch.arange(n, dtype=torch.int64).view(n, 1).t(),)
+
+        return make
+
+    _check(f, make_args(7), resized_args=make_args(11))
