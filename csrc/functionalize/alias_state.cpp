@@ -76,7 +76,11 @@ size_t AliasState::plan_fold(const ViewChain& views, const c10::OperatorName& wr
     if (keep) direct = 0;
   }
   c10::impl::ExcludeDispatchKeyGuard no_modes(c10::python_ks);
-  std::vector<at::Tensor> levels{meta_like(base_)};
+  // Measured on eager's layout of the base: with views copied the base's value
+  // may be laid out otherwise (a result computed from a compact copy), and a
+  // view eager takes (flatten() of a transpose) then does not exist on it
+  // (random pipelines seed 148986).
+  std::vector<at::Tensor> levels{reapply_views() ? meta_like(base_) : eager_base_layout()};
   for (const auto& view : views) levels.push_back(view->forward(levels.back(), /*reapply_views=*/true));
   // The written tensor's elements share memory (masked_fill_ of a stride-0
   // as_strided): scattered at once, which copy lands is unspecified, so each
@@ -146,7 +150,13 @@ const at::Tensor& AliasState::base(bool reapply_views) {
     // back from the innermost view outwards.
     const size_t direct = update.direct_level;
     const size_t folded = std::min(direct, update.views.size());
-    std::vector<at::Tensor> along{base_};
+    // Scattered straight into the base (views copied, every view keeping
+    // elements: plan_fold), the write is located on eager's layout of the
+    // base, which the value may not have (seed 148986: flatten() of a
+    // transpose exists in eager's layout only); the value takes that layout.
+    const bool into_base = direct == 0 && direct < update.views.size() && !reapply_views;
+    std::vector<at::Tensor> along{into_base ? with_dense_layout_of(base_, eager_base_layout(), false)
+                                            : base_};
     for (size_t k = 0; k < folded && k + 1 < update.views.size(); ++k)
       along.push_back(update.views[k]->forward(along.back(), reapply_views));
     at::Tensor value = std::move(update.value);

@@ -81,6 +81,9 @@ def metadata_change(original: torch.Tensor, functional: torch.Tensor) -> tuple[A
     (size, stride, storage_offset); None where its metadata did not change."""
     shared_base = kernels.joined_base(functional)
     geometry = kernels.eager_geometry(functional, original if shared_base is None else shared_base)
-    if geometry is not None and shared_base is not None and tuple(geometry) == geometry_of(original):
-        return None  # an aliased input is a view of the shared base from the start
+    # An aliased input is a view of the shared base from the start; an in-place view op
+    # may leave an input where it was (squeeze_ of one with no size-1 dim, t_().t_()):
+    # a second write-back after the storage's would copy the input onto itself.
+    if geometry is not None and tuple(geometry) == geometry_of(original):
+        return None
     return geometry

@@ -556,13 +556,14 @@ def test_a_write_through_one_copy_of_an_expanded_negated_conjugate_keeps_the_oth
     _check(f, make_args, removes=("mutations_and_views",), tracing_modes=("real",))
 
 
-@pytest.mark.xfail(  # strict: pyproject sets xfail_strict
-    reason="known bug (random pipelines seed 148986): with remove='mutations_and_views' an input "
-    "squeezed in place, then written through an out= op of its own layout (transposed), holds a "
-    "compact value, so a result computed from it is laid out otherwise than eager's, and flatten() "
-    "of its transpose, a view in eager, raises when the write through it is folded back",
-)
 def test_a_write_through_a_flattened_transpose_of_a_result_of_a_written_transposed_input() -> None:
+    """Random pipelines seed 148986: with remove='mutations_and_views' the input, squeezed in
+    place and written through an out= op, holds a compact value, so t0 computed from it is laid
+    out otherwise than eager's, and flatten() of its transpose, a view in eager's layout only,
+    raised when the write through it was located on the value. The write is now located on
+    eager's layout of the base; and the squeeze_ that left the input where it was no longer
+    adds a second write-back after the storage's."""
+
     def f(x1):
         x1.squeeze_()
         torch.add(x1.squeeze(), x1, out=x1)
