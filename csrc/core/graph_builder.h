@@ -114,6 +114,8 @@ class GraphBuilder {
                     bool restridable = false);
   // Input `id` is a donated buffer: its memory may be reused once it is dead.
   void donated_input(NodeId id);
+  // The graph was traced with symbolic shapes (see Graph::traced_symbolically).
+  void traced_symbolically() { g_.set_traced_symbolically(true); }
 
   Plan plan(const PlanOptions& options = {}) const { return plan_reinplace(g_, options); }
   // The graph as text with the plan's decisions as `expect` lines (graph_text.h).

@@ -198,12 +198,19 @@ class Graph {
   const TensorValue* single_result(NodeId id) const;
   // The result at `index`, or nullptr.
   const TensorValue* result(NodeId id, int32_t index) const;
+  // The graph was traced with symbolic shapes (make_fx(tracing_mode="symbolic"),
+  // a dynamic-shape compile), even where every extent it records is a number
+  // (a guard fixed the symbol): its recorded strides of size-1 dims need not
+  // be the ones eager computes (see Walk::layout_change_is_visible).
+  void set_traced_symbolically(bool traced) { traced_symbolically_ = traced; }
+  bool traced_symbolically() const { return traced_symbolically_; }
 
  private:
   std::vector<Node> nodes_;
   GeometryTable geoms_;
   GeometryTable shapes_;
   int32_t num_storages_ = 0;
+  bool traced_symbolically_ = false;
 };
 
 }  // namespace fxinplace::core

@@ -261,6 +261,7 @@ void read_field(Graph& g, Node& n, const std::string& token) {
 std::string graph_to_text(const Graph& g) {
   std::ostringstream out;
   out << "storages " << g.num_storages() << "\n";
+  if (g.traced_symbolically()) out << "traced_symbolically\n";
   for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) write_node(out, g, id);
   return out.str();
 }
@@ -281,6 +282,8 @@ GraphText graph_from_text(const std::string& text) {
         int count = 0;
         words >> count;
         while (parsed.graph.num_storages() < count) parsed.graph.new_storage();
+      } else if (head == "traced_symbolically") {
+        parsed.graph.set_traced_symbolically(true);
       } else if (head == "node") {
         Node n;
         NodeId id = kNoNode;

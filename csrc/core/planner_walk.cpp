@@ -21,6 +21,7 @@ Walk::Walk(const Graph& g, const PlanOptions& options, const std::vector<bool>& 
     if (n.kind == NodeKind::kGetItem && n.item_of != kNoNode)
       items_[static_cast<size_t>(n.item_of)].emplace_back(n.item_index, static_cast<NodeId>(i));
   }
+  symbolic_ = g.traced_symbolically();
   for (size_t k = 0; k < g.geometries().size() && !symbolic_; ++k)
     symbolic_ = !g.geometries().at(static_cast<GeomId>(k)).is_known();
   summarise_layout_uses();

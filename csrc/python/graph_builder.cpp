@@ -178,6 +178,9 @@ void bind_graph_builder(py::module_& m) {
            "its own on that device, its byte count as an extent (a Symbol per distinct expression), and "
            "whether the graph can express its sizes and strides (so that, when dense from offset 0, it "
            "may take an as_strided view of a dead buffer of that byte count).")
+      .def("traced_symbolically", &GraphBuilder::traced_symbolically,
+           "The graph was traced with symbolic shapes, even where a guard fixed every size: its recorded "
+           "strides of size-1 dims need not be eager's.")
       .def("donated_input", &GraphBuilder::donated_input, py::arg("id"),
            "Input id is a donated buffer (AOTAutograd's bw_donated_idxs): plan_memory may reuse it once "
            "dead.")

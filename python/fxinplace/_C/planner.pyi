@@ -444,6 +444,10 @@ class GraphBuilder:
         outputs_taken_by_torch_compile: bool = False,
         plan_memory: bool = False,
     ) -> Plan: ...
+    def traced_symbolically(self) -> None:
+        """
+        The graph was traced with symbolic shapes, even where a guard fixed every size: its recorded strides of size-1 dims need not be eager's.
+        """
     def write_back(
         self,
         name: str,

@@ -18,7 +18,7 @@ from fxinplace._reinplace.auto_functionalized.v2 import AFV2, AFv2Call, read_cal
 from fxinplace._reinplace.errors import ReinplaceInputError
 from fxinplace._reinplace.higher_order import is_opaque_higher_order
 from fxinplace._reinplace.memory import MemoryFacts
-from fxinplace._reinplace.metadata import Fresh, Metadata
+from fxinplace._reinplace.metadata import Fresh, Metadata, traced_symbolically
 from fxinplace._reinplace.op_info import op_info
 from fxinplace._reinplace.symbolic import Symbols, is_static
 from fxinplace._reinplace.validate import is_input_write_back, written_input
@@ -60,6 +60,8 @@ def read_graph(
     values = _Values(env, storages, symbols)
     memory_facts = MemoryFacts(symbols) if with_memory_facts else None
     b = _C.planner.GraphBuilder()
+    if traced_symbolically(gm):
+        b.traced_symbolically()
     afv2_calls: dict[int, AFv2Call | AFv1Call] = {}
     destinations: dict[int, list[tuple[Node, Any]]] | None = {} if with_destinations else None
     for i, node in enumerate(nodes):

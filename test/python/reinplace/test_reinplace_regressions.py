@@ -849,3 +849,24 @@ def test_an_as_strided_of_a_foreach_copy_result_reads_its_self_offset(pipeline) 
     want, got = fn(*want_args), gm(*got_args)
     assert torch.equal(want[0], got[0]), gm.code
     assert torch.equal(want_args[0], got_args[0]), gm.code
+
+
+def test_a_symbolic_trace_whose_sizes_a_guard_fixed_still_distrusts_size_one_strides() -> None:
+    """Random pipelines seed 164804: unbind over x0's dim fixed its size by a guard, so every
+    extent the symbolic trace records is a number; but it still records clone() of a (1,)
+    tensor of stride 3 with stride 1, where eager keeps 3. Written in place into that clone,
+    `_foreach_mul`'s element had stride 3, and view(torch.float32) of it raised. The planner
+    now hears that the graph was traced symbolically, whatever its extents say."""
+
+    def f(x0):
+        t0 = x0[None].tanh()
+        [_, t3, t4] = torch._foreach_mul([torch._neg_view(x0), torch._neg_view(t0).unbind(1)[1], t0], -1.5)
+        t3.view_as(t3).view(torch.float32).sub_(0.5)
+        return ((t4 + 2.0).logical_not(),)
+
+    def make_args():
+        return (torch.arange(3, dtype=torch.float64),)
+
+    gm = make_fx(torch.func.functionalize(f), tracing_mode="symbolic")(*make_args())
+    fxinplace.reinplace(gm, *make_args(), check=True)
+    assert torch.equal(gm(*make_args())[0], f(*make_args())[0]), gm.code
