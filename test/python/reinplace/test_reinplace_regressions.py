@@ -870,3 +870,25 @@ def test_a_symbolic_trace_whose_sizes_a_guard_fixed_still_distrusts_size_one_str
     gm = make_fx(torch.func.functionalize(f), tracing_mode="symbolic")(*make_args())
     fxinplace.reinplace(gm, *make_args(), check=True)
     assert torch.equal(gm(*make_args())[0], f(*make_args())[0]), gm.code
+
+
+def test_an_operand_recorded_with_selfs_layout_in_a_size_one_dim_is_not_trusted_to_be_exactly_self() -> None:
+    """Random pipelines seed 162186: view(s, [1, -1]) of s = z[..., 1:3] is recorded by the
+    symbolic trace with s's strides, (s0, 1); eager's view has (2, 1). `view | s` written into
+    the view's memory took s for exactly self's elements, and ATen, which compares the strides
+    of size-1 dims too, raised "some elements ... refer to a single memory location"."""
+
+    def f(x2):
+        x2.unsqueeze_(0)
+        t1 = torch.zeros_like(x2)[..., 1:3]
+        t2 = t1.view(t1.shape[0], -1) | t1
+        return (t2.clone() % 3,)
+
+    def make_args():
+        return (torch.arange(7, dtype=torch.int32),)
+
+    gm = make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args())
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    fxinplace.reinplace(gm, *make_args(), check=True)
+    assert torch.equal(gm(*make_args())[0], f(*make_args())[0]), gm.code
