@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "functionalize/meta_geometry.h"
+
 namespace fxinplace::functionalize {
 
 namespace {
@@ -49,6 +51,13 @@ at::Tensor with_contiguous_unit_strides(const at::Tensor& t, at::ScalarType dtyp
   if (t.element_size() == c10::elementSize(dtype) || t.dim() == 0) return t;
   const bool recorded_strides_may_differ = has_symbols(t);
   if (viewable_as(t, dtype) && !recorded_strides_may_differ) return t;
+  // An empty tensor addresses nothing whatever its strides (random pipelines
+  // seed 164760: x[:, :-1] of a (7, 1) x whose value is laid out (1, 7)).
+  if (TORCH_GUARD_OR_FALSE(t.sym_numel().sym_eq(0))) {
+    const std::vector<c10::SymInt> contiguous = contiguous_strides(t.sym_sizes());
+    return reapply_views ? t.as_strided_symint(t.sym_sizes(), contiguous, t.sym_storage_offset())
+                         : at::as_strided_copy_symint(t, t.sym_sizes(), contiguous, t.sym_storage_offset());
+  }
   std::vector<c10::SymInt> strides = t.sym_strides().vec();
   c10::SymInt inner = 1;
   bool changed = false;

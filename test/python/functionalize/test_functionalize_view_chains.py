@@ -604,3 +604,17 @@ def test_a_write_through_a_negated_complex_view_leaves_the_other_elements_bits(
     got = make_args()
     run(*got)
     assert torch.equal(bits(got[0]).flatten(0, 1)[1:], bits(expected[0]).flatten(0, 1)[1:])
+
+
+def test_a_dtype_view_of_an_empty_slice_of_a_value_laid_out_otherwise() -> None:
+    """Random pipelines seed 164760: after _foreach_lerp_ through x.permute(1, 0), x's value
+    is laid out (1, 7) where eager's x is (1, 1); x[:, :-1] is empty, and view(torch.float16)
+    of it, fine in eager (stride(-1) is 1), raised on the value (7). An empty tensor addresses
+    nothing: its strides are set as a contiguous one's."""
+
+    def f(x0):
+        torch._foreach_lerp_([x0.permute(1, 0)], [x0.permute(1, 0).flip(1)], 0.5)
+        t0 = x0[:, :-1].view(torch.float16).transpose(-1, 0)[1:]
+        return (t0 * 1, x0 + 0)
+
+    _check(f, lambda: (torch.arange(7.0).view(7, 1),))
