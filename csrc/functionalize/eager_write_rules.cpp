@@ -89,6 +89,16 @@ namespace {
 
 bool symbolic_true(const c10::SymBool& b) { return b.guard_bool(__FILE__, __LINE__); }
 
+// Whether two functional tensors are of one storage: one alias group, or
+// inputs that share a storage (each starts as a group of its own that takes
+// the storage's identity; random pipelines seed 160311: sum(x1.permute(1, 0),
+// 0, out=x2) with x2 = x1.transpose(0, -1) reduces into its own input).
+bool one_storage(const at::Tensor& a, const at::Tensor& b) {
+  const auto& x = functional_impl(a)->alias();
+  const auto& y = functional_impl(b)->alias();
+  return x == y || x->storage().unsafeGetStorageImpl() == y->storage().unsafeGetStorageImpl();
+}
+
 // ATen's get_overlap_status for two tensors of one storage, on their eager
 // geometry, symbolic sizes included: Full when they are the same elements,
 // Partial when they share some memory otherwise, TooHard when either is not
@@ -235,9 +245,7 @@ void check_no_partial_overlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::
         // (contiguous from its storage offset; any dense layout covers the same memory),
         // also against itself passed as an input (torch.sum(x, 0, out=x)).
         const bool resized = w.is_out && w.value.sym_sizes() != w.target.sym_sizes();
-        if ((w.target.is_same(t) && (out_arg || !resized) && !strict) ||
-            functional_impl(w.target)->alias() != functional_impl(t)->alias())
-          continue;
+        if ((w.target.is_same(t) && (out_arg || !resized) && !strict) || !one_storage(w.target, t)) continue;
         const at::Tensor written =
             resized ? meta_strided(w.target.scalar_type(), w.value.sym_sizes(),
                                    contiguous_strides(w.value.sym_sizes()), w.target.sym_storage_offset())
@@ -297,7 +305,7 @@ void check_out_is_not_a_reduced_input(const c10::OperatorHandle& op, c10::ArrayR
     for (size_t i = 0; i < args.size() && i < schema_args.size(); ++i) {
       if (schema_args[i].is_out()) continue;
       for_each_tensor(args[i], [&](const at::Tensor& t) {
-        if (!is_functional(t) || functional_impl(w.target)->alias() != functional_impl(t)->alias()) return;
+        if (!is_functional(t) || !one_storage(w.target, t)) return;
         TORCH_CHECK(!w.target.is_same(t) && overlap_status(w.target, t) != at::MemOverlapStatus::Full,
                     "fxinplace.functionalize: ", c10::toString(op.operator_name()),
                     ": the out= argument is also an input; eager's kernel writes the output before it has "
@@ -475,8 +483,7 @@ bool elements_may_meet(const at::Tensor& a, const at::Tensor& b) {
 }  // namespace
 
 bool may_share_memory(const at::Tensor& a, const at::Tensor& b) {
-  if (!is_functional(a) || !is_functional(b) || functional_impl(a)->alias() != functional_impl(b)->alias())
-    return false;
+  if (!is_functional(a) || !is_functional(b) || !one_storage(a, b)) return false;
   const at::MemOverlapStatus status = overlap_status(a, b);
   return status == at::MemOverlapStatus::Full || status == at::MemOverlapStatus::Partial ||
          (status == at::MemOverlapStatus::TooHard && memory_ranges_meet(a, b) && elements_may_meet(a, b));

@@ -1009,3 +1009,23 @@ def test_out_resize_of_a_negated_argument_is_contiguous(make_out) -> None:
         return (torch.arange(18.0).view(2, 3, 3).transpose(0, 2), torch.arange(81.0).view(3, 3, 3, 3))
 
     _check(f, make_args, removes=("mutations", "mutations_and_views"), tracing_modes=("real", "symbolic"))
+
+
+def test_a_reduction_into_an_aliased_input_it_reads_is_a_clear_error() -> None:
+    """Random pipelines seed 160311: x2 = x1.transpose(0, -1) passed as a second input; sum(x1,
+    out=x2) resizes x2 to one element, which is x1's first: eager's kernel zeroes it before it
+    has read it (3 where the sum is 0). Inputs sharing a storage start as alias groups of their
+    own, and the overlap checks compared groups, not storages: the write went unchecked."""
+
+    def f(x1, x2):
+        torch.sum(x1.permute(1, 0), 0, out=x2)
+        return (x2.masked_fill(x2 > 0, 7),)
+
+    def make_args():
+        x1 = torch.arange(7, dtype=torch.int32).view(7, 1).t() - 3
+        return (x1, x1.transpose(0, -1))
+
+    with pytest.raises(RuntimeError, match=r"fxinplace.*sum.*refer to a single memory location"):
+        fxinplace.functionalize(f)(*make_args())
+    with pytest.raises(RuntimeError, match=r"fxinplace.*sum.*refer to a single memory location"):
+        make_fx(fxinplace.functionalize(f), tracing_mode="symbolic")(*make_args())
