@@ -112,6 +112,24 @@ def test_eagers_nan_bit_pattern_from_maximum_still_depends_on_the_layout() -> No
     assert torch.equal(torch._foreach_maximum([contiguous], [contiguous])[0].view(torch.int32), bits_of[0])
 
 
+def test_eagers_nan_payloads_from_complex_addition_still_depend_on_the_layout() -> None:
+    """Why the random pipelines' known issue for seed 160418 is not ours: adding two complex
+    NaNs, eager's vectorized kernel (contiguous) takes both parts' payloads from one operand,
+    its scalar loop (strided) the real part's from one and the imaginary part's from the other.
+    When this test fails, eager agrees with itself, and the known issue should go."""
+
+    def complex_nans(payload: int) -> torch.Tensor:
+        return torch.view_as_complex(torch.full((8, 2), payload, dtype=torch.int32).view(torch.float32))
+
+    a, b = complex_nans(2145386496), complex_nans(2144337919)
+    contiguous = torch.view_as_real(a + b).view(torch.int32)[0].tolist()
+    strided = torch.view_as_real(
+        torch.stack([a, a], 1).flatten()[::2] + torch.stack([b, b], 1).flatten()[::2]
+    )
+    assert contiguous == [2144337919, 2144337919]
+    assert strided.view(torch.int32)[0].tolist() == [2144337919, 2145386496]
+
+
 def test_torchs_symbolic_diagonal_of_an_empty_result_still_has_another_storage_offset() -> None:
     """A torch bug behind a known issue of the random pipelines (seeds 123035 and earlier):
     under a symbolic trace, diagonal() of an empty result reports another storage offset than
