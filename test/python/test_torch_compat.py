@@ -112,6 +112,16 @@ def test_eagers_nan_bit_pattern_from_maximum_still_depends_on_the_layout() -> No
     assert torch.equal(torch._foreach_maximum([contiguous], [contiguous])[0].view(torch.int32), bits_of[0])
 
 
+def test_eagers_nan_payload_from_a_reduction_still_depends_on_the_layout() -> None:
+    """Why the random pipelines' known issue for seed 160033 is not ours: mean() over NaNs of
+    two bit patterns keeps one walking a strided tensor and the other walking a contiguous
+    copy. When this test fails, eager agrees with itself, and the known issue should go."""
+    strided = torch.tensor([-2, 0, -1, 0, 3, 0, -2, 0, 1, 0, -1, 0, 0, 0, 4, 0], dtype=torch.int32)[::2]
+    floats = strided.view(torch.float32)
+    assert floats.mean(0).view(torch.int32).item() == -2
+    assert floats.contiguous().mean(0).view(torch.int32).item() == -1
+
+
 def test_eagers_nan_payloads_from_complex_addition_still_depend_on_the_layout() -> None:
     """Why the random pipelines' known issue for seed 160418 is not ours: adding two complex
     NaNs, eager's vectorized kernel (contiguous) takes both parts' payloads from one operand,
