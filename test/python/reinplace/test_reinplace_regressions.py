@@ -496,16 +496,20 @@ def test_a_storage_offset_read_through_a_scatter_is_kept(fn, policy: str, tracin
     assert torch.equal(got_args[0], want_args[0]), gm.code
 
 
-@pytest.mark.parametrize("shape", [(), (3,)], ids=["0-d", "1-d"])
-def test_an_operand_viewing_self_as_another_dtype_is_not_self(shape) -> None:
+@pytest.mark.parametrize("part", ["real", "imag"])
+@pytest.mark.parametrize("shape", [(), (1,), (3,)], ids=["0-d", "one", "1-d"])
+def test_an_operand_viewing_self_as_another_dtype_is_not_self(shape, part) -> None:
     """Random pipelines seed 3869: `t - t.real` on a complex t. The real parts, a float
     view of t's memory, have t's geometry when t is 0-d (offset 0, no dims), which the pass
     took for "exactly self's elements" (fine for an elementwise op); written in place, the
-    kernel reads real parts it has already overwritten."""
+    kernel reads real parts it has already overwritten. Seed 172893: the imaginary parts of
+    a one-element t lie at offset 1 counted in floats, which the pass compared with t's
+    offset 0 counted in complex elements and took for disjoint memory; ATen rejects the
+    in-place op ("some elements ... refer to a single memory location")."""
 
     def f(x):
         t = x * 2
-        return torch.sub(t, t.real)
+        return torch.sub(t, getattr(t, part))
 
     x = torch.tensor([1.0 + 2.0j, -3.0 + 0.5j, 2.0 - 1.0j])[: (shape[0] if shape else 1)].reshape(shape)
     want = f(x.clone())
