@@ -202,7 +202,9 @@ bool rejects_any_overlap(const c10::OperatorHandle& op, const std::string& arg) 
 
 // fill_, masked_fill_ and index_fill_ read a 0-d `value` tensor as a number
 // (value.item()) before they write anything, so it may be an element of the
-// tensor they write (x.index_fill_(0, i, x[0, 0]) runs in eager).
+// tensor they write (x.index_fill_(0, i, x[0, 0]) runs in eager). The names
+// without the underscore are their out= overloads (aten::fill.Tensor_out, ...),
+// which write `out` and read `value` the same way.
 bool read_as_a_number_first(const c10::OperatorHandle& op, const std::string& arg, const at::Tensor& t) {
   if (arg != "value" || t.dim() != 0) return false;
   const std::string& name = op.schema().name();
