@@ -35,6 +35,7 @@ echo "[sanitize] pytest subset: planner, checker, functionalization, random prog
 .venv/bin/python -m pytest -q -p no:cacheprovider -x \
   test/python/reinplace/test_reinplace_regressions.py test/python/checker/test_check_reinplaced.py \
   test/python/functionalize/test_functionalize_api.py test/python/functionalize/test_functionalize_input_metadata.py \
-  test/python/functionalize/test_functionalize_write_rules.py test/python/functionalize/test_functionalize_view_chains.py \
+  test/python/functionalize/test_functionalize_write_rules.py test/python/functionalize/test_functionalize_overlap_rules.py \
+  test/python/functionalize/test_functionalize_view_chains.py \
   test/python/reinplace/test_reinplace_auto_functionalized.py test/python/reinplace/test_random_programs.py
 echo "[sanitize] clean"
