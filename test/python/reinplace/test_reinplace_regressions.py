@@ -35,11 +35,18 @@ PIPELINES = {"torch_func": _tf, "torch_func_dce": _tf_dce, "fxinplace": _fx}
 
 def _clone_args(args):
     # A copy of each tensor's whole storage, viewed as the tensor is: clone() would drop a
-    # sliced input's storage offset and gaps, which decide what as_strided reads.
+    # sliced input's storage offset and gaps, which decide what as_strided reads. Arguments
+    # sharing a storage share its copy, so inputs that alias each other still do.
+    copies: dict[int, torch.UntypedStorage] = {}
+
     def copy(a):
         if not isinstance(a, torch.Tensor):
             return a
-        storage = a.untyped_storage().clone()
+        original = a.untyped_storage()
+        key = original.data_ptr() if original.nbytes() else id(a)  # empty storages share no memory
+        if key not in copies:
+            copies[key] = original.clone()
+        storage = copies[key]
         return torch.empty(0, dtype=a.dtype).set_(storage, a.storage_offset(), a.size(), a.stride())
 
     return [copy(a) for a in args]
