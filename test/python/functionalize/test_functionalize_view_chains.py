@@ -10,15 +10,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from eager_parity import check as _check
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
-from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
-
-
-def _check(fn, make_args, **kwargs) -> None:
-    problems = eager_parity_problems(fn, make_args, **kwargs)
-    assert not problems, "\n".join(problems)
 
 
 def _complex() -> tuple[torch.Tensor]:

@@ -17,21 +17,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from eager_parity import arange as _arange
+from eager_parity import check as _check
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxinplace
-from fxinplace.testing.harness.functionalize_differential import eager_parity_problems
 
 # Resizing a non-empty out= argument warns (deprecated) in eager.
-
-
-def _arange(shape: tuple[int, ...]) -> torch.Tensor:
-    return torch.arange(float(torch.Size(shape).numel())).reshape(shape)
-
-
-def _check(fn, make_args, **kwargs) -> None:
-    problems = eager_parity_problems(fn, make_args, **kwargs)
-    assert not problems, "\n".join(problems)
 
 
 # --------------------------------------------------------------------------- dtype
