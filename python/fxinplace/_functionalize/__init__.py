@@ -152,16 +152,18 @@ def _write_back(
     *,
     storage_written: bool = False,
     spanned: bool = False,
-) -> Callable[[], None] | None:
-    """Computes what ``original`` must become; returns the write-back to run after the region.
-    ``storage_written``: its storage was written back whole before it (its elements too);
+) -> tuple[Callable[[], None] | None, Callable[[], None] | None]:
+    """Computes what ``original`` must become; returns the write-backs to run after the
+    region: one that runs before the storage spans' (``storage_write_backs``), or None, and
+    the input's own, or None.
+    ``storage_written``: its storage is written back whole too (its elements too);
     ``spanned``: through ``original`` itself, which must take its place back."""
     if kernels.storage_changed(functional):
-        return _write_back_whole(original, functional, reapply_views)
+        return None, _write_back_whole(original, functional, reapply_views)
     geometry = metadata_change(original, functional)
     own = geometry_of(original)
     if geometry is None and not spanned and (storage_written or not kernels.mutated(functional)):
-        return None
+        return None, None
     final = tuple(geometry) if geometry is not None else geometry_of(original)
     if repeats_memory(final):
         raise RuntimeError(
@@ -195,36 +197,34 @@ def _write_back(
     # (x1 = x0[:, 1:]; x1.add_(1); torch.abs(x1[:, :0], out=x1): x0 keeps x1's add; and
     # x1 = t[::2] written, then resized to more elements that do not reach its last row:
     # random pipelines seed 132848).
-    # Not where the storage was written back whole first: that holds every write, the
-    # later ones too, which this older value would undo (random pipelines seed 159970:
-    # x2 written, then resized by an out= write of all its elements, then as_strided_
-    # to every other element).
+    # It goes before the storage's span, whose value holds the later writes, which this
+    # older value would otherwise undo (random pipelines seed 159970: x2 written, then
+    # resized by an out= write of all its elements, then as_strided_ to every other
+    # element); the span need not hold the older writes (seed 175326: x2 = t.t() written
+    # whole, then resized by an out= write to its first 4 elements: the span is those 4).
     before_shrinking = None
-    if (
-        geometry is not None
-        and grown is None
-        and kernels.joined_base(functional) is None
-        and not storage_written
-    ):
+    if geometry is not None and grown is None and kernels.joined_base(functional) is None:
         if not _covers_elements(geometry, original):
             before_shrinking = kernels.written_base(functional, reapply_views)
     # Written only under torch.no_grad() (an optimizer updating a parameter): so is the
     # write-back, as eager recorded nothing for the writes.
     recorded = kernels.written_with_grad(functional)
 
+    def restore_before_shrinking() -> None:
+        with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
+            original.copy_(before_shrinking)
+
     def write_back() -> None:
         with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
             if spanned:
                 original.as_strided_(*own)  # back from the storage span it was written through
-            if before_shrinking is not None:
-                original.copy_(before_shrinking)
             if grown is not None:
                 original.resize_(grown)
             if geometry is not None and tuple(geometry) != geometry_of(original):
                 original.as_strided_(*geometry)
             original.copy_(new_value)
 
-    return write_back
+    return (restore_before_shrinking if before_shrinking is not None else None), write_back
 
 
 def _covers_elements(final: tuple[Any, Any, Any], original: torch.Tensor) -> bool:
@@ -429,18 +429,23 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
                 if isinstance(original, torch.Tensor) and first_index[id(original)] == i
             ]
             whole = storage_write_backs(firsts, reapply_views)
-            write_backs = [write_back for _, write_back in whole.values()]
+            # The inputs' values from before a shrinking resize, then the storage spans
+            # (which hold every later write), then each input's final value.
+            write_backs: list[Callable[[], None] | None] = []
+            finals = []
             for original, functional in firsts:
                 spanned = whole.get(storage_key(original), (None,))[0]
-                write_backs.append(
-                    _write_back(
-                        original,
-                        functional,
-                        reapply_views,
-                        storage_written=spanned is not None,
-                        spanned=spanned is original,
-                    )
+                early, final = _write_back(
+                    original,
+                    functional,
+                    reapply_views,
+                    storage_written=spanned is not None,
+                    spanned=spanned is original,
                 )
+                write_backs.append(early)
+                finals.append(final)
+            write_backs += [write_back for _, write_back in whole.values()]
+            write_backs += finals
         for write_back in write_backs:
             if write_back is not None:
                 write_back()

@@ -700,3 +700,25 @@ def test_an_input_resized_by_a_write_of_all_its_elements_then_shrunk_keeps_that_
         return make
 
     _check(f, make_args(7), resized_args=make_args(11))
+
+
+def test_input_written_whole_then_shrunk_by_an_out_write_keeps_the_first_write_outside() -> None:
+    """Random pipelines seed 175326: x = t.t() (every element of t) written whole, then
+    resized by an out= write to its first 4 elements, then as_strided_ over those 4. The
+    storage span written back is those 4 elements only; the value x held before the resize
+    (the whole write) was not copied back, so the rest of t lost the first write."""
+
+    def f(x1, x2):
+        x2.copy_(x2.flip(0))
+        t2 = x1 + 1
+        torch.eq(t2, x1, out=x2)
+        x2.as_strided_((2, 2), (1, 2), x2.storage_offset())
+        return (t2,)
+
+    def make_args(n: int):
+        def make():
+            return (torch.arange(4.0).view(2, 2) / 3, torch.arange(2 * n, dtype=torch.int32).view(2, n).t())
+
+        return make
+
+    _check(f, make_args(7), resized_args=make_args(11))
