@@ -20,6 +20,7 @@ AliasClasses::AliasClasses(const Graph& g)
         AliasClass& c = classes_[static_cast<size_t>(v.storage)];
         if (user.kind == NodeKind::kInput) {
           ++c.inputs;
+          c.input_nodes.push_back(j);
           if (user.donated) ++c.donated_inputs;
         } else
           c.has_constant = true;
@@ -78,6 +79,8 @@ void AliasClasses::merge(StorageId a, StorageId b) {
   AliasClass& w = classes_[static_cast<size_t>(win)];
   AliasClass& l = classes_[static_cast<size_t>(lose)];
   w.inputs += l.inputs;
+  w.input_nodes.insert(w.input_nodes.end(), l.input_nodes.begin(), l.input_nodes.end());
+  l.input_nodes.clear();
   w.donated_inputs += l.donated_inputs;
   w.has_constant = w.has_constant || l.has_constant;
   w.returned = w.returned || l.returned;

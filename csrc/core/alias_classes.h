@@ -3,6 +3,7 @@
 // only ever merge: when a rewrite makes one buffer hold another's value.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_set>
 #include <vector>
@@ -15,6 +16,8 @@ namespace fxinplace::core {
 struct AliasClass {
   // Graph inputs and constants in the class (memory the caller owns).
   int32_t inputs = 0;
+  // Those inputs' nodes (several when the caller passes views of one tensor).
+  std::vector<NodeId> input_nodes;
   bool has_constant = false;
   // Of those inputs, AOTAutograd's donated backward inputs (saved activations
   // the backward may free; facts given under PlanOptions::plan_memory only).
@@ -55,6 +58,20 @@ class AliasClasses {
   // The first node after `after` that reads the class's memory (views and
   // write-backs do not read), or kNoNode.
   NodeId first_read_after(StorageId s, NodeId after);
+  // The first node in (after, until] that reads the class's memory and for
+  // which `matches(node)` holds, or kNoNode. Each member's reads are scanned
+  // only up to its first match (reads that do not match are rare).
+  template <class Matches>
+  NodeId first_read_where(StorageId s, NodeId after, NodeId until, Matches matches) {
+    NodeId first = kNoNode;
+    for (StorageId m : of(s).members) {
+      const std::vector<NodeId>& reads = reads_[static_cast<size_t>(m)];
+      for (auto it = std::upper_bound(reads.begin(), reads.end(), after);
+           it != reads.end() && *it <= until && (first == kNoNode || *it < first); ++it)
+        if (matches(*it)) first = *it;
+    }
+    return first;
+  }
   // The first write-back into the class after `after`, or kNoNode.
   NodeId first_write_back_after(StorageId s, NodeId after);
   // The last node that reads storage `s` itself (not its class), or kNoNode.

@@ -151,7 +151,8 @@ bool Walk::scatter_is_in_place_already(NodeId i) {
   if (!result_class.scatter_reads.empty()) last_read = std::max(last_read, result_class.scatter_reads.back());
   for (NodeId back : base_class.write_backs)
     if (back > i && g_.at(back).written_value != i && last_read >= back) return false;
-  return !later_write_backs_read_elsewhere(i, {classes_.root(b->storage), classes_.root(r->storage)}, i);
+  return !later_write_backs_read_elsewhere(i, {classes_.root(b->storage), classes_.root(r->storage)}, i,
+                                           base);
 }
 
 std::optional<Decision> Walk::inductor_refuses_op(NodeId i) const {
@@ -274,7 +275,7 @@ std::optional<Decision> Walk::inductor_refuses_write(NodeId i, const WriteSlot& 
   // also holds the result.
   std::vector<StorageId> buffer = own.buffer;
   if (result_storage >= 0) buffer.push_back(classes_.root(result_storage));
-  if (later_write_backs_read_elsewhere(i, buffer, holder)) return refuse(Reason::kInductorFusedRead);
+  if (later_write_backs_read_elsewhere(i, buffer, holder, target)) return refuse(Reason::kInductorFusedRead);
   return std::nullopt;
 }
 
@@ -285,13 +286,20 @@ bool Walk::read_as_other_dtype(const std::vector<StorageId>& storages) {
   return false;
 }
 
-bool Walk::later_write_backs_read_elsewhere(NodeId i, const std::vector<StorageId>& buffer, NodeId holder) {
+bool Walk::later_write_backs_read_elsewhere(NodeId i, const std::vector<StorageId>& buffer, NodeId holder,
+                                            NodeId written) {
   for (StorageId root : buffer) {
     for (NodeId back : classes_.of(root).write_backs) {
       const Node& wb = g_.at(back);
       if (back <= i || wb.written_value == kNoNode || wb.written_input == kNoNode) continue;
       // A write-back of the value itself copies it onto itself and goes.
       if (holder != kNoNode && (wb.written_value == holder || rep(wb.written_value) == holder)) continue;
+      // A loop writing another input of the storage, none of whose elements
+      // the write at i touches (k = kv[0] written, v = kv[1] written back),
+      // reads the write's memory, if at all, without writing it.
+      if (wb.written_input != written && g_.at(wb.written_input).kind == NodeKind::kInput &&
+          operand_is_harmless(wb.written_input, written, false))
+        continue;
       const TensorValue* in = value(wb.written_input);
       if (!in) return true;
       FusedWrite w;

@@ -73,8 +73,12 @@ std::optional<Decision> Walk::check_write(NodeId i, const WriteSlot& slot, NodeI
 std::optional<Decision> Walk::check_input_written_back(NodeId i, NodeId target, NodeId holder) {
   if (g_.at(target).kind != NodeKind::kInput) return refuse(Reason::kSelfIsInput);
   StorageId s = value(target)->storage;
-  if (classes_.of(s).inputs != 1) return refuse(Reason::kInputShared);
-  NodeId back = classes_.first_write_back_after(s, i);
+  // Other inputs in the same storage are other memory when no element of
+  // theirs is one of target's: a cache laid out as views of one tensor
+  // (k = kv[0], v = kv[1], each written back) is two caches.
+  for (NodeId other : classes_.of(s).input_nodes)
+    if (other != target && !operand_is_harmless(other, target, false)) return refuse(Reason::kInputShared);
+  NodeId back = first_write_back_into(i, target);
   if (back == kNoNode) return refuse(Reason::kInputNotWrittenBack);
   const Node& write_back = g_.at(back);
   // A resize_ / as_strided_ write-back first: the input changes shape before
@@ -84,10 +88,12 @@ std::optional<Decision> Walk::check_input_written_back(NodeId i, NodeId target, 
   bool copies_the_result = write_back.written_value == holder;
   // Nothing may read the input's memory before the write-back; the
   // write-back itself reads it only when it copies another value that lives
-  // there (a value this write would clobber).
-  NodeId read = classes_.first_read_after(s, i);
-  if (read != kNoNode && (read < back || (read == back && !copies_the_result)))
-    return refuse(Reason::kUsedLater, read);
+  // there (a value this write would clobber). Reads of the storage's other
+  // elements (another input's, disjoint from target) see nothing change.
+  NodeId until = copies_the_result ? back - 1 : back;
+  NodeId read =
+      classes_.first_read_where(s, i, until, [&](NodeId r) { return !reads_only_elsewhere(r, s, target); });
+  if (read != kNoNode) return refuse(Reason::kUsedLater, read);
   const TensorValue* result = holder == kNoNode ? nullptr : value(holder);
   if (!result) return std::nullopt;
   AliasClass& result_class = classes_.of(result->storage);
@@ -110,6 +116,33 @@ std::optional<Decision> Walk::check_input_written_back(NodeId i, NodeId target, 
   if (copies_the_result && !result_class.returned) return std::nullopt;
   if (result_class.last_read > back) return refuse(Reason::kResultReadAfterWriteBack, result_class.last_read);
   return std::nullopt;
+}
+
+// The first write-back after node i that writes `target`'s memory (nullopt
+// handled by the caller as kNoNode). Write-backs into other inputs of the
+// same storage, disjoint from target, are passed over.
+NodeId Walk::first_write_back_into(NodeId i, NodeId target) {
+  StorageId s = value(target)->storage;
+  for (NodeId back = classes_.first_write_back_after(s, i); back != kNoNode;
+       back = classes_.first_write_back_after(s, back)) {
+    NodeId into = g_.at(back).written_input;
+    if (into == target || into == kNoNode || g_.at(into).kind != NodeKind::kInput ||
+        !operand_is_harmless(into, target, false))
+      return back;
+  }
+  return kNoNode;
+}
+
+// Does node `read` read only memory of storage class `s` that is not
+// target's elements?
+bool Walk::reads_only_elsewhere(NodeId read, StorageId s, NodeId target) {
+  StorageId root = classes_.root(s);
+  for (NodeId op : g_.at(read).operands) {
+    NodeId other = rep(op);
+    for (const TensorValue& v : g_.at(other).results)
+      if (classes_.root(v.storage) == root && !operand_is_harmless(other, target, false)) return false;
+  }
+  return true;
 }
 
 // The write-back copy_(x, v) restores exactly x's elements. A write into x's

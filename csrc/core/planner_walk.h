@@ -50,6 +50,8 @@ class Walk {
   // back), no other operand reads it while it is written. nullopt: all pass.
   std::optional<Decision> check_write(NodeId i, const WriteSlot& slot, NodeId holder, bool elementwise);
   std::optional<Decision> check_input_written_back(NodeId i, NodeId target, NodeId holder);
+  NodeId first_write_back_into(NodeId i, NodeId target);
+  bool reads_only_elsewhere(NodeId read, StorageId s, NodeId target);
   std::optional<Decision> check_other_operands(NodeId i, const WriteSlot& slot, bool elementwise);
   // Each write slot of an auto_functionalized_v2 node (a base it need not
   // clone) or of a `_foreach_*` op (all_or_none: its in-place form writes
@@ -112,7 +114,9 @@ class Walk {
   };
   // values: (node, whether iteration k of the loop computes its element k).
   bool fused_loop_reads_elsewhere(const FusedWrite& w, const std::vector<std::pair<NodeId, bool>>& values);
-  bool later_write_backs_read_elsewhere(NodeId i, const std::vector<StorageId>& buffer, NodeId holder);
+  // `written`: the node whose memory the write at i writes.
+  bool later_write_backs_read_elsewhere(NodeId i, const std::vector<StorageId>& buffer, NodeId holder,
+                                        NodeId written);
   // Some view reads one of `storages` (or a storage merged with it) as another dtype.
   bool read_as_other_dtype(const std::vector<StorageId>& storages);
 

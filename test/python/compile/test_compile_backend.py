@@ -19,7 +19,7 @@ from functorch.compile import make_boxed_func
 
 import fxinplace
 import fxinplace.compile as fx_compile
-from fxinplace.testing.harness.compile_programs import PROGRAMS, CacheUpdate, program
+from fxinplace.testing.harness.compile_programs import PROGRAMS, CacheUpdate, KVViewsDecoder, program
 
 # The backend with every rewritten graph (forward, backward, inference) proven by
 # fxinplace.check_reinplaced.
@@ -56,7 +56,14 @@ def _equal(want, got, what: str) -> None:
 
 
 STATIC = [p.name for p in PROGRAMS]
-DYNAMIC = ["gpt2_infer", "llama_train", "batchnorm_train", "kv_cache_decode", "adamw_foreach"]
+DYNAMIC = [
+    "gpt2_infer",
+    "llama_train",
+    "batchnorm_train",
+    "kv_cache_decode",
+    "kv_views_decode",
+    "adamw_foreach",
+]
 
 
 @pytest.mark.parametrize("name", STATIC)
@@ -108,6 +115,27 @@ def test_a_cache_update_writes_the_cache_in_place() -> None:
     assert out.item() == m.cache[:, :, :8].sum().item()
     stock_graphs, _ = _captured(CacheUpdate(mib=1), new, pos, policy="stock")
     assert torch.ops.aten.copy_.default in _targets(stock_graphs[0]), "the stock rules keep the copy"
+
+
+def test_caches_that_are_views_of_one_tensor_are_written_in_place() -> None:
+    """k = kv[0], v = kv[1] of one buffer (a paged cache's layout): torch.compile passes them
+    as two graph inputs sharing a storage. They share no element, so each cache is written
+    in place like a cache of its own, and both copy_s go."""
+    torch.manual_seed(0)
+    m, eager = KVViewsDecoder(), KVViewsDecoder()
+    eager.load_state_dict(m.state_dict())
+    x, pos = torch.randn(2, 1, 64), torch.tensor([2])
+    graphs, out = _captured(m, x, pos)
+    (gm,) = graphs
+    targets = _targets(gm)
+    assert targets.count(torch.ops.aten.index_copy_.default) == 2, gm.code
+    assert torch.ops.aten.index_copy.default not in targets, gm.code
+    assert torch.ops.aten.copy_.default not in targets, gm.code
+    with torch.no_grad():
+        want = eager(x, pos)
+    assert torch.allclose(out, want, rtol=1e-5, atol=1e-6)
+    assert torch.equal(m.kv, eager.kv) and m.k_cache.data_ptr() != m.v_cache.data_ptr()
+    assert m.v_cache.untyped_storage().data_ptr() == m.kv.untyped_storage().data_ptr()
 
 
 def test_no_output_comes_to_alias_an_input() -> None:

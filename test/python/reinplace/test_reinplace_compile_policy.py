@@ -285,3 +285,60 @@ def test_a_kept_scatter_follows_its_self_into_a_written_back_input() -> None:
         want_args, got_args = make_args(n), make_args(n)
         want, got = f(*want_args), gm(*got_args)
         assert torch.equal(want[0], got[0]) and torch.equal(want_args[0], got_args[0]), report.explain()
+
+
+def _two_cache_writes(k, v, pos, new_k, new_v):
+    k.index_put_((pos,), new_k)
+    old_v = v.sum()  # v read between k's write and k's write-back
+    v.index_put_((pos,), new_v)
+    return (k * 2).sum() + v.sum() + old_v
+
+
+# (the tensor both caches are views of, k and v): disjoint rows, interleaved columns
+# (disjoint elements, overlapping address ranges), and overlapping rows.
+_CACHE_LAYOUTS = {
+    "rows": lambda: (lambda kv: (kv, kv[0], kv[1]))(torch.arange(64.0).reshape(2, 8, 4)),
+    "interleaved": lambda: (lambda kv: (kv, kv[:, ::2], kv[:, 1::2]))(torch.arange(64.0).reshape(8, 8)),
+    "overlapping": lambda: (lambda kv: (kv, kv[:8], kv[4:]))(torch.arange(48.0).reshape(12, 4)),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_CACHE_LAYOUTS))
+def test_inputs_that_are_views_of_one_tensor_are_written_in_place_when_disjoint(layout: str) -> None:
+    """Two caches laid out as views of one tensor (`k = kv[0]`, `v = kv[1]`, as paged caches
+    are, and as torch.compile passes such buffers: two graph inputs sharing a storage), each
+    written and written back. Disjoint, each is written in place like a cache of its own;
+    overlapping, neither is (k's write would change what v's write reads)."""
+
+    def make_args():
+        kv, k, v = _CACHE_LAYOUTS[layout]()
+        return kv, (k, v, torch.tensor([1, 3]), torch.full((2, 4), -1.0), torch.full((2, 4), -2.0))
+
+    traced = torch.func.functionalize(_two_cache_writes, remove="mutations_and_views")
+    gm = make_fx(traced)(*make_args()[1])
+    functional = make_fx(traced)(*make_args()[1])
+    report = fxinplace.reinplace_report(gm, *make_args()[1], policy="compile", check=True)
+    decisions = {d.node: d for d in report.decisions}
+    if layout == "overlapping":
+        assert decisions["index_put"].reason_code == "input_shared", gm.code
+        assert aten.index_put_.default not in targets(gm), gm.code
+    elif layout == "interleaved":
+        # Not one memory: what keeps them functional is their strided layout, which the
+        # contiguous functional results would not have.
+        for name in ("index_put", "index_put_1"):
+            assert decisions[name].reason_code == "layout_sensitive_use", gm.code
+    else:
+        assert decisions["index_put"].action == decisions["index_put_1"].action == "inplace", gm.code
+        assert aten.index_put.default not in targets(gm) and aten.copy_.default not in targets(gm), gm.code
+    # Oracle: the functional graph on the same aliased inputs (for disjoint views, also eager;
+    # for overlapping ones the functional graph itself differs from eager: it reads v once).
+    oracles = [functional] if layout == "overlapping" else [functional, _two_cache_writes]
+    kv, args = make_args()
+    got = gm(*args)
+    for oracle in oracles:
+        want_kv, want_args = make_args()
+        want = oracle(*want_args)
+        want = want[0] if isinstance(want, (tuple, list)) else want
+        got_value = got[0] if isinstance(got, (tuple, list)) else got
+        assert torch.equal(want, got_value), gm.code
+        assert torch.equal(want_kv, kv), gm.code

@@ -191,6 +191,19 @@ class KVCacheDecoder(torch.nn.Module):
         return self.out(y.transpose(1, 2).reshape(b, t, -1))
 
 
+class KVViewsDecoder(KVCacheDecoder):
+    """KVCacheDecoder with its two caches views of one tensor (`k = kv[0]`, `v = kv[1]`), as
+    paged caches keep keys and values in one allocation: torch.compile passes the two views
+    as graph inputs sharing a storage."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        kv = torch.zeros((2, *self.k_cache.shape))
+        del self.k_cache, self.v_cache
+        self.register_buffer("kv", kv)
+        self.k_cache, self.v_cache = kv[0], kv[1]
+
+
 def _decode_inputs(call: int) -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(call)
     return {"x": torch.randn(2, 1, 64, generator=g), "pos": torch.tensor([call % 7])}
@@ -269,6 +282,7 @@ PROGRAMS: tuple[CompileProgram, ...] = (
     ),
     CompileProgram("adamw_foreach", _adamw_setup, "optimizer"),
     CompileProgram("kv_cache_decode", _model_setup(KVCacheDecoder, _decode_inputs, train=False), "decode"),
+    CompileProgram("kv_views_decode", _model_setup(KVViewsDecoder, _decode_inputs, train=False), "decode"),
     CompileProgram("cache_update_32mib", _model_setup(CacheUpdate, _cache_inputs, train=False), "decode"),
 )
 
