@@ -124,7 +124,7 @@ void AliasState::set_base(at::Tensor new_base) {
 }
 
 void AliasState::replace_base(at::Tensor new_base, at::Tensor old_layout, at::Tensor new_layout) {
-  if (retired_layouts_.empty() && mutated_) written_before_replaced_ = base(reapply_views());
+  if (mutated_) left_behind_.push_back(LeftBehind{old_layout, base(reapply_views())});
   if (eager_geometry_.defined()) eager_geometry_ = new_layout;
   set_base(std::move(new_base));
   retired_layouts_.push_back(std::move(old_layout));

@@ -57,10 +57,17 @@ class AliasState {
   // pure op; a meta tensor, undefined otherwise), whatever layout its current
   // value has.
   const at::Tensor& eager_geometry() const { return eager_geometry_; }
-  // The base's value, every write applied, when replace_base first ran
-  // (undefined where nothing was written before): what eager's memory at the
-  // base's first layout holds after a resize shrank the base off some of it.
-  const at::Tensor& written_before_replaced() const { return written_before_replaced_; }
+  // Each time replace_base ran after something was written: eager's layout
+  // the base left (a meta tensor) and its value then, every write applied,
+  // oldest first. What eager's memory at those layouts holds after a resize
+  // shrank the base off some of it (random pipelines seed 178149: x written
+  // whole by an out= resize to (1, n*n), then resized by another to 4 of
+  // those elements).
+  struct LeftBehind {
+    at::Tensor layout;
+    at::Tensor value;
+  };
+  const std::vector<LeftBehind>& left_behind() const { return left_behind_; }
   // Eager's layout of the current base, as a meta tensor: the one
   // replace_base gave it, else its eager geometry where known, else the base
   // value's own geometry.
@@ -124,7 +131,7 @@ class AliasState {
   bool mutated_ = false;
   uint64_t region_;
   std::vector<at::Tensor> retired_layouts_;
-  at::Tensor written_before_replaced_;
+  std::vector<LeftBehind> left_behind_;
   at::Tensor current_layout_;
   c10::Storage storage_;
   at::Tensor eager_geometry_;  // meta: the base's eager geometry, where known

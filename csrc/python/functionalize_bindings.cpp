@@ -142,21 +142,29 @@ void bind_functionalize(py::module_& m) {
       "The sizes of the input's base after resize_/out= resized it (None if it was not resized): the input "
       "is resized to them first, so its storage grows as in eager.");
   m.def(
-      "written_base",
-      [](const at::Tensor& t, bool reapply_views) -> std::optional<at::Tensor> {
+      "left_behind",
+      [](const at::Tensor& t, bool reapply_views) -> py::list {
         const std::shared_ptr<fz::AliasState>& alias = fz::functional_impl(t)->alias();
+        py::list out;
         if (alias->base_version() > 0) {
-          const at::Tensor& before = alias->written_before_replaced();
-          return before.defined() ? std::optional<at::Tensor>(before) : std::nullopt;
+          for (const fz::AliasState::LeftBehind& left : alias->left_behind())
+            out.append(
+                py::make_tuple(py::make_tuple(left.layout.sym_sizes().vec(), left.layout.sym_strides().vec(),
+                                              left.layout.sym_storage_offset()),
+                               left.value));
+          return out;
         }
-        if (!alias->mutated()) return std::nullopt;
+        if (!alias->mutated()) return out;
         c10::impl::ExcludeDispatchKeyGuard exclude(fz::kFunctionalizeKey);
-        return alias->base(reapply_views);
+        out.append(py::make_tuple(py::none(), alias->base(reapply_views)));
+        return out;
       },
       py::arg("t"), py::arg("reapply_views"),
-      "The written value of the input's alias group's base at the input's own geometry, before any resize "
-      "replaced it (None where nothing was written by then): what the input's memory holds before an "
-      "in-place view op or a shrinking resize left the input a view of part of it.");
+      "What the memory of the input's alias group holds at each layout its base left, oldest first, as "
+      "(geometry, value): each time a resize replaced the base after a write, eager's geometry of the base "
+      "before (sizes, strides, storage offset) and its value then; without a resize, (None, the written "
+      "base at the input's own geometry) where it was written. Written back before the input's final value, "
+      "they restore the memory an in-place view op or a shrinking resize left the input off.");
   m.def(
       "storage_span",
       [](const at::Tensor& t) -> std::optional<py::tuple> {

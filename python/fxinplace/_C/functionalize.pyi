@@ -15,6 +15,7 @@ __all__: list[str] = [
     "from_current_region",
     "is_functional",
     "joined_base",
+    "left_behind",
     "mutated",
     "reapply_views",
     "region_active",
@@ -27,7 +28,6 @@ __all__: list[str] = [
     "storage_span_value",
     "unwrap",
     "wrap",
-    "written_base",
     "written_with_grad",
 ]
 
@@ -52,6 +52,11 @@ def is_functional(arg0: torch.Tensor) -> bool: ...
 def joined_base(t: torch.Tensor) -> torch.Tensor | None:
     """
     The flat base an input's set was joined over (the unwrapped value it started as), or None while its inputs are separate.
+    """
+
+def left_behind(t: torch.Tensor, reapply_views: bool) -> list:
+    """
+    What the memory of the input's alias group holds at each layout its base left, oldest first, as (geometry, value): each time a resize replaced the base after a write, eager's geometry of the base before (sizes, strides, storage offset) and its value then; without a resize, (None, the written base at the input's own geometry) where it was written. Written back before the input's final value, they restore the memory an in-place view op or a shrinking resize left the input off.
     """
 
 def mutated(arg0: torch.Tensor) -> bool: ...
@@ -94,11 +99,6 @@ def unwrap(arg0: torch.Tensor, arg1: bool) -> torch.Tensor: ...
 def wrap(t: torch.Tensor, eager_layout: bool = False) -> torch.Tensor:
     """
     Wraps t in a new functional tensor; eager_layout: t is laid out as eager lays it out (an input).
-    """
-
-def written_base(t: torch.Tensor, reapply_views: bool) -> torch.Tensor | None:
-    """
-    The written value of the input's alias group's base at the input's own geometry, before any resize replaced it (None where nothing was written by then): what the input's memory holds before an in-place view op or a shrinking resize left the input a view of part of it.
     """
 
 def written_with_grad(arg0: torch.Tensor) -> bool:

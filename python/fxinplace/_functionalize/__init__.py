@@ -202,17 +202,26 @@ def _write_back(
     # resized by an out= write of all its elements, then as_strided_ to every other
     # element); the span need not hold the older writes (seed 175326: x2 = t.t() written
     # whole, then resized by an out= write to its first 4 elements: the span is those 4).
-    before_shrinking = None
+    # Each layout a resize left, oldest first: seed 178149 wrote x whole through an out=
+    # resize to (1, n * n), then resized it to 4 of those elements.
+    before_shrinking = []
     if geometry is not None and grown is None and kernels.joined_base(functional) is None:
         if not _covers_elements(geometry, original):
-            before_shrinking = kernels.written_base(functional, reapply_views)
+            before_shrinking = kernels.left_behind(functional, reapply_views)
     # Written only under torch.no_grad() (an optimizer updating a parameter): so is the
     # write-back, as eager recorded nothing for the writes.
     recorded = kernels.written_with_grad(functional)
 
     def restore_before_shrinking() -> None:
         with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
-            original.copy_(before_shrinking)
+            moved = False
+            for left, value in before_shrinking:
+                if left is not None:  # None: at the input's own geometry
+                    original.as_strided_(*left)
+                    moved = True
+                original.copy_(value)
+            if moved:
+                original.as_strided_(*own)
 
     def write_back() -> None:
         with torch.set_grad_enabled(recorded and torch.is_grad_enabled()):
@@ -224,7 +233,7 @@ def _write_back(
                 original.as_strided_(*geometry)
             original.copy_(new_value)
 
-    return (restore_before_shrinking if before_shrinking is not None else None), write_back
+    return (restore_before_shrinking if before_shrinking else None), write_back
 
 
 def _covers_elements(final: tuple[Any, Any, Any], original: torch.Tensor) -> bool:

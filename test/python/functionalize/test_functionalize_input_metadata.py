@@ -722,3 +722,24 @@ def test_input_written_whole_then_shrunk_by_an_out_write_keeps_the_first_write_o
         return make
 
     _check(f, make_args(7), resized_args=make_args(11))
+
+
+def test_input_written_whole_by_one_resize_then_shrunk_by_another_keeps_the_first() -> None:
+    """Random pipelines seed 178149: x = t.t() resized by an out= write of all its elements
+    to (1, n * n), then by another out= write to 4 of them. Only the value x held when the
+    first resize replaced it was written back (nothing had been written by then), so the
+    elements the second resize left kept their values from before the first write."""
+
+    def f(x0, x1):
+        t0 = x0.flatten()[None] + x1
+        torch.eq(t0, x1, out=x0)
+        torch.add(t0.as_strided((2, 2), (1, 2), t0.storage_offset()), x1[:1], out=x0)
+        return (t0 * 2,)
+
+    def make_args(n: int):
+        def make():
+            return (torch.arange(n * n, dtype=torch.int64).view(n, n).t(), torch.tensor([3]))
+
+        return make
+
+    _check(f, make_args(7), resized_args=make_args(11))
