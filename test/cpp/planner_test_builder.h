@@ -23,6 +23,11 @@ class Builder {
   Builder& operator=(const Builder&) = delete;
 
   NodeId input(std::vector<Int> sizes) { return b_.input("", {fresh(contiguous(sizes))}); }
+  // Another graph input in `other`'s storage, at `geom` (views of one tensor
+  // passed separately, as torch.compile passes k = kv[0] and v = kv[1]).
+  NodeId input_sharing(NodeId other, Geometry geom) {
+    return b_.input("", {TensorRecord{storage_of(other), std::move(geom), 0}});
+  }
   // a = clone(x) of a new input x: a buffer of the graph's own, for later ops
   // to write into (the clone itself has no in-place form).
   NodeId clone_of_input(std::vector<Int> sizes) { return op({input(sizes)}, sizes, /*has_inplace=*/false); }

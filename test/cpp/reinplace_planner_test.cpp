@@ -453,6 +453,30 @@ TEST(Slots, TheEpilogueRuleForOpsIsAnOption) {
   }
 }
 
+// k, v: inputs in one storage (k = kv[0], v = kv[1] when disjoint);
+// rk = add(k, 1); s = mul(v, 2); rv = add(v, 1); copy_(k, rk); copy_(v, rv)
+// Disjoint, each input is written in place (v's read by s, between rk and k's
+// write-back, is of other memory); overlapping, neither is.
+TEST(Slots, InputsSharingAStorageButNoElementAreWrittenBackLikeSeparateInputs) {
+  for (Int v_offset : {Int{4}, Int{2}}) {
+    Builder b;
+    NodeId k = b.input({4});
+    NodeId v = b.input_sharing(k, strided({4}, {1}, v_offset));
+    NodeId rk = b.op({k}, {4});
+    NodeId s = b.op({v}, {4});
+    NodeId rv = b.op({v}, {4});
+    b.write_back(k, rk);
+    b.write_back(v, rv);
+    b.output({s});
+    Plan p = b.plan(reusing_written_back_inputs());
+    const bool disjoint = v_offset == 4;
+    SCOPED_TRACE(disjoint ? "disjoint" : "overlapping");
+    EXPECT_EQ(at(p, rk).action, disjoint ? Action::kInplace : Action::kKeep);
+    EXPECT_EQ(at(p, rv).action, disjoint ? Action::kInplace : Action::kKeep);
+    if (!disjoint) EXPECT_EQ(at(p, rk).reason, Reason::kInputShared);
+  }
+}
+
 // r = add(x, 1); s = relu(r); copy_(x, r): r goes into x, but then relu may not
 // write into r's buffer (x): the write-back still copies r.
 TEST(Slots, AWriteBackReadingAnotherValueOfTheInputBlocksLaterWrites) {
