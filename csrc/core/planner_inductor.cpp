@@ -298,7 +298,7 @@ bool Walk::later_write_backs_read_elsewhere(NodeId i, const std::vector<StorageI
       // the write at i touches (k = kv[0] written, v = kv[1] written back),
       // reads the write's memory, if at all, without writing it.
       if (wb.written_input != written && g_.at(wb.written_input).kind == NodeKind::kInput &&
-          operand_is_harmless(wb.written_input, written, false))
+          elsewhere_than(wb.written_input, written))
         continue;
       const TensorValue* in = value(wb.written_input);
       if (!in) return true;

@@ -236,6 +236,19 @@ std::optional<Geometry> Walk::derive_geom(NodeId u, const Geometry& old_parent, 
   }
   if (!v || !aliases_parent(u)) return std::nullopt;  // as_strided_scatter into moved memory
   const Geometry& own = g_.geometries().at(v->geom);
+  // A move of the storage offset alone (the same sizes and strides: a fresh
+  // result written into v = kv[1], whose offset is a symbol of its own under
+  // dynamic shapes) moves a view that starts where its parent starts to where
+  // the parent now starts, its strides unchanged, whatever the extents' symbols:
+  //   y = index_put(v, i, w)     # offset 0; in place: v's s12
+  //   e = expand(y, ...)         # offset s12, strides as recorded
+  const bool offset_only = old_parent.sizes == new_parent.sizes && old_parent.strides == new_parent.strides;
+  if (offset_only && own.offset == old_parent.offset &&
+      (node.layout_use == LayoutUse::kLogical || node.layout_use == LayoutUse::kReshape)) {
+    Geometry g = own;
+    g.offset = new_parent.offset;
+    return g;
+  }
   switch (node.layout_use) {
     case LayoutUse::kLogical:
       return relocate_view(own, old_parent, new_parent);

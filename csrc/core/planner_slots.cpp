@@ -77,7 +77,7 @@ std::optional<Decision> Walk::check_input_written_back(NodeId i, NodeId target, 
   // theirs is one of target's: a cache laid out as views of one tensor
   // (k = kv[0], v = kv[1], each written back) is two caches.
   for (NodeId other : classes_.of(s).input_nodes)
-    if (other != target && !operand_is_harmless(other, target, false)) return refuse(Reason::kInputShared);
+    if (other != target && !elsewhere_than(other, target)) return refuse(Reason::kInputShared);
   NodeId back = first_write_back_into(i, target);
   if (back == kNoNode) return refuse(Reason::kInputNotWrittenBack);
   const Node& write_back = g_.at(back);
@@ -127,7 +127,7 @@ NodeId Walk::first_write_back_into(NodeId i, NodeId target) {
        back = classes_.first_write_back_after(s, back)) {
     NodeId into = g_.at(back).written_input;
     if (into == target || into == kNoNode || g_.at(into).kind != NodeKind::kInput ||
-        !operand_is_harmless(into, target, false))
+        !elsewhere_than(into, target))
       return back;
   }
   return kNoNode;
@@ -140,9 +140,27 @@ bool Walk::reads_only_elsewhere(NodeId read, StorageId s, NodeId target) {
   for (NodeId op : g_.at(read).operands) {
     NodeId other = rep(op);
     for (const TensorValue& v : g_.at(other).results)
-      if (classes_.root(v.storage) == root && !operand_is_harmless(other, target, false)) return false;
+      if (classes_.root(v.storage) == root && !elsewhere_than(other, target)) return false;
   }
   return true;
+}
+
+bool Walk::elsewhere_than(NodeId n, NodeId target) {
+  return operand_is_harmless(n, target, false) || within_another_input(n, target);
+}
+
+// Follows `n` (through the rewrites so far) up its views to the graph input
+// whose memory it lies in; views stay within their base's elements, but
+// as_strided, which addresses the storage, may leave them.
+bool Walk::within_another_input(NodeId n, NodeId target) {
+  if (!options_.shared_inputs_disjoint) return false;
+  NodeId cur = rep(n);
+  while (g_.at(cur).kind != NodeKind::kInput) {
+    const Node& node = g_.at(cur);
+    if (node.view_of == kNoNode || node.layout_use == LayoutUse::kAbsolute) return false;
+    cur = rep(node.view_of);
+  }
+  return cur != rep(target);
 }
 
 // The write-back copy_(x, v) restores exactly x's elements. A write into x's

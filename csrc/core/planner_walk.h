@@ -52,6 +52,10 @@ class Walk {
   std::optional<Decision> check_input_written_back(NodeId i, NodeId target, NodeId holder);
   NodeId first_write_back_into(NodeId i, NodeId target);
   bool reads_only_elsewhere(NodeId read, StorageId s, NodeId target);
+  // Provably none of target's elements: disjoint by geometry, or (under
+  // PlanOptions::shared_inputs_disjoint) within another graph input.
+  bool elsewhere_than(NodeId n, NodeId target);
+  bool within_another_input(NodeId n, NodeId target);
   std::optional<Decision> check_other_operands(NodeId i, const WriteSlot& slot, bool elementwise);
   // Each write slot of an auto_functionalized_v2 node (a base it need not
   // clone) or of a `_foreach_*` op (all_or_none: its in-place form writes

@@ -40,6 +40,13 @@ struct PlanOptions {
   // of another buffer (policies "compile" and "inductor"). A plain FX graph
   // may return such a view, as the stock pass makes it.
   bool outputs_taken_by_torch_compile = false;
+  // The graph comes from AOTAutograd, which passes graph inputs that share a
+  // storage, one of them mutated, as separate inputs only when no two of them
+  // overlap (it merges overlapping ones into one synthetic base, and guards on
+  // it under dynamic shapes): they are then disjoint memory even where their
+  // symbolic storage offsets cannot show it. Set by the compile backend and
+  // the Inductor hook; a plain FX graph's inputs may overlap in any way.
+  bool shared_inputs_disjoint = false;
   // After re-inplacing, let results that still allocate go into buffers that
   // are dead by then, through the op's out= kernel (memory_plan.h). For a
   // graph run as it is (policy "compile"); never for Inductor, which plans its

@@ -53,8 +53,10 @@ OpTraits traits(const OpFacts& facts) {
 }
 
 PlanOptions options(bool reuse_written_back_inputs, bool dead_operand_destinations, bool inductor,
-                    bool outputs_taken_by_torch_compile, bool plan_memory = false) {
+                    bool outputs_taken_by_torch_compile, bool plan_memory = false,
+                    bool shared_inputs_disjoint = false) {
   PlanOptions o;
+  o.shared_inputs_disjoint = shared_inputs_disjoint;
   o.plan_memory = plan_memory;
   o.reuse_written_back_inputs = reuse_written_back_inputs;
   o.dead_operand_destinations = dead_operand_destinations;
@@ -186,12 +188,11 @@ void bind_graph_builder(py::module_& m) {
            "dead.")
       .def(
           "plan",
-          [](const GraphBuilder& b, bool reuse, bool dead, bool inductor, bool taken, bool memory) {
-            return b.plan(options(reuse, dead, inductor, taken, memory));
-          },
+          [](const GraphBuilder& b, bool reuse, bool dead, bool inductor, bool taken, bool memory,
+             bool disjoint) { return b.plan(options(reuse, dead, inductor, taken, memory, disjoint)); },
           py::arg("reuse_written_back_inputs") = false, py::arg("dead_operand_destinations") = false,
           py::arg("inductor") = false, py::arg("outputs_taken_by_torch_compile") = false,
-          py::arg("plan_memory") = false)
+          py::arg("plan_memory") = false, py::arg("shared_inputs_disjoint") = false)
       .def(
           "dump",
           [](const GraphBuilder& b, bool reuse, bool dead, bool inductor, bool taken) {

@@ -107,6 +107,7 @@ def _reinplacing(
             recompile=inner is not _run_as_is,
             memory_plan=memory_plan,
             donated_inputs=_donated_inputs() if graph_kind == "backward" else (),
+            shared_inputs_disjoint=True,  # AOTAutograd's graphs
         )
         if explain or _explain_requested() or log.isEnabledFor(logging.DEBUG):
             log.info(

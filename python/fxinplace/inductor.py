@@ -77,7 +77,12 @@ def reinplace_for_inductor(fake_tensor_updater: Any, graph: Graph) -> None:
     example_inputs = [p.meta.get("val") for p in graph.find_nodes(op="placeholder")]
     try:
         report = reinplace_report(
-            gm, *example_inputs, policy="inductor", recompile=False, check=_state.get("check", False)
+            gm,
+            *example_inputs,
+            policy="inductor",
+            recompile=False,
+            check=_state.get("check", False),
+            shared_inputs_disjoint=True,  # AOTAutograd's graphs
         )
     except ReinplaceInputError as e:
         log.info("fxinplace.inductor: Inductor's own pass runs (%s)", e)

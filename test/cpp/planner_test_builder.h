@@ -61,10 +61,11 @@ class Builder {
     if (offer_to_c) b_.cast_slot(c, n);
     return n;
   }
-  NodeId view(NodeId base, Geometry geom) {
+  NodeId view(NodeId base, Geometry geom, LayoutUse use = LayoutUse::kLogical) {
     OpTraits t;
     t.self_is_tensor = true;
     t.view = ViewKind::kSingle;
+    t.layout_use = use;
     return b_.op("", t, base, {base}, {TensorRecord{storage_of(base), std::move(geom), 0}});
   }
   NodeId select_scatter(NodeId base, NodeId src, Int dim, Int index) {

@@ -477,6 +477,38 @@ TEST(Slots, InputsSharingAStorageButNoElementAreWrittenBackLikeSeparateInputs) {
   }
 }
 
+// The same with v's storage offset a symbol (dynamic shapes): no geometry
+// shows v past k's elements. Under AOTAutograd's contract (inputs sharing a
+// storage, one mutated, are passed apart only when disjoint) both go in place,
+// and views of rv (e = expand(rv), then a reshape of e, which needs e's
+// layout) move with it to v's symbolic offset.
+TEST(Slots, InputsSharingAStorageAtASymbolicOffsetNeedAotAutogradsContract) {
+  for (bool contract : {false, true}) {
+    Builder b;
+    NodeId k = b.input({4});
+    Geometry at_symbol = strided({4}, {1});
+    at_symbol.offset = Extent::symbolic(0);
+    at_symbol.proven_dense_order = std::vector<int32_t>{0};  // as the frontend proves it
+    NodeId v = b.input_sharing(k, at_symbol);
+    NodeId rk = b.op({k}, {4});
+    NodeId rv = b.op({v}, {4});
+    NodeId e = b.view(rv, strided({2, 4}, {0, 1}));
+    NodeId r = b.view(e, strided({8}, {1}), LayoutUse::kReshape);  // reshape: copies, or not
+    NodeId s = b.op({r}, {8}, /*has_inplace=*/false);
+    b.write_back(k, rk);
+    b.write_back(v, rv);
+    b.output({s});
+    PlanOptions options = reusing_written_back_inputs();
+    options.shared_inputs_disjoint = contract;
+    Plan p = b.plan(options);
+    SCOPED_TRACE(contract ? "contract" : "no contract");
+    for (NodeId r : {rk, rv}) {
+      EXPECT_EQ(at(p, r).action, contract ? Action::kInplace : Action::kKeep) << reason_name(at(p, r).reason);
+      if (!contract) EXPECT_EQ(at(p, r).reason, Reason::kInputShared);
+    }
+  }
+}
+
 // r = add(x, 1); s = relu(r); copy_(x, r): r goes into x, but then relu may not
 // write into r's buffer (x): the write-back still copies r.
 TEST(Slots, AWriteBackReadingAnotherValueOfTheInputBlocksLaterWrites) {

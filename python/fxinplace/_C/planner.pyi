@@ -443,6 +443,7 @@ class GraphBuilder:
         inductor: bool = False,
         outputs_taken_by_torch_compile: bool = False,
         plan_memory: bool = False,
+        shared_inputs_disjoint: bool = False,
     ) -> Plan: ...
     def traced_symbolically(self) -> None:
         """

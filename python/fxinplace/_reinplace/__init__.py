@@ -55,6 +55,7 @@ def reinplace_report(
     recompile: bool = True,
     memory_plan: bool = False,
     donated_inputs: Sequence[int] = (),
+    shared_inputs_disjoint: bool = False,
 ) -> ReinplaceReport:
     """Re-inplace `gm` like `reinplace`, and return every decision with its reason.
 
@@ -68,8 +69,14 @@ def reinplace_report(
     donated_inputs: positions of sample args that are donated buffers (AOTAutograd's
     `bw_donated_idxs` for a backward graph: saved activations no one else holds, freed by
     the graph): with memory_plan=True their memory is reused too once they are dead.
+    shared_inputs_disjoint=True: `gm` comes from AOTAutograd, which passes inputs that share a
+    storage, one of them mutated, as separate inputs only when no two overlap (overlapping
+    ones become one synthetic base; a guard holds it under dynamic shapes). Such inputs are
+    then taken as disjoint even where symbolic storage offsets cannot show it (the compile
+    backend and the Inductor hook set it; never for a graph of other origin).
     """
     options = _plan_options(policy, memory_plan)
+    options["shared_inputs_disjoint"] = shared_inputs_disjoint
     functional = _checker.copy_functional(gm) if check else None
     report = run_reinplace(
         gm,

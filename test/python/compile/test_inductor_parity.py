@@ -66,10 +66,6 @@ def test_program_with_the_hook(name: str) -> None:
     _parity(name)
 
 
-# kv_views_decode is not here: under dynamic shapes v = kv[1]'s storage offset is a symbol of
-# its own, so nothing proves the two views disjoint and both caches stay functional, where
-# Inductor's own pass writes them in place (AOTAutograd's StorageOverlap guard promises they
-# are disjoint; the pass does not read guards).
-@pytest.mark.parametrize("name", ["gpt2_infer", "kv_cache_decode", "adamw_foreach"])
+@pytest.mark.parametrize("name", ["gpt2_infer", "kv_cache_decode", "kv_views_decode", "adamw_foreach"])
 def test_program_with_the_hook_dynamic(name: str) -> None:
     _parity(name, dynamic=True, steps=3)

@@ -342,3 +342,36 @@ def test_inputs_that_are_views_of_one_tensor_are_written_in_place_when_disjoint(
         got_value = got[0] if isinstance(got, (tuple, list)) else got
         assert torch.equal(want, got_value), gm.code
         assert torch.equal(want_kv, kv), gm.code
+
+
+@pytest.mark.parametrize("disjoint_by_contract", [False, True])
+def test_inputs_sharing_a_storage_at_symbolic_offsets_need_aot_autograds_contract(
+    disjoint_by_contract: bool,
+) -> None:
+    """Traced symbolically, v = kv[1]'s storage offset is a symbol of its own: nothing in the
+    graph shows it past k's last element, so the views stay functional. AOTAutograd passes
+    inputs sharing a storage, one of them mutated, separately only when no two overlap
+    (`shared_inputs_disjoint=True`, which the compile backend and the Inductor hook set):
+    then each is written in place."""
+
+    def make_args():
+        kv = torch.arange(64.0).reshape(2, 8, 4)
+        return kv, (kv[0], kv[1], torch.tensor([1, 3]), torch.full((2, 4), -1.0), torch.full((2, 4), -2.0))
+
+    traced = torch.func.functionalize(_two_cache_writes, remove="mutations_and_views")
+    gm = make_fx(traced, tracing_mode="symbolic")(*make_args()[1])
+    report = fxinplace.reinplace_report(
+        gm, *make_args()[1], policy="compile", check=True, shared_inputs_disjoint=disjoint_by_contract
+    )
+    decisions = {d.node: d for d in report.decisions}
+    if disjoint_by_contract:
+        assert decisions["index_put"].action == decisions["index_put_1"].action == "inplace", gm.code
+        assert aten.copy_.default not in targets(gm), gm.code
+    else:
+        assert decisions["index_put_1"].reason_code == "input_shared", gm.code
+    kv, args = make_args()
+    got = gm(*args)
+    want_kv, want_args = make_args()
+    want = _two_cache_writes(*want_args)
+    assert torch.equal(want, got[0] if isinstance(got, (tuple, list)) else got), gm.code
+    assert torch.equal(want_kv, kv), gm.code
