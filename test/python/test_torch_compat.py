@@ -122,6 +122,18 @@ def test_eagers_nan_payload_from_a_reduction_still_depends_on_the_layout() -> No
     assert floats.contiguous().mean(0).view(torch.int32).item() == -1
 
 
+def test_eagers_nan_payload_from_remainder_still_depends_on_the_layout() -> None:
+    """Why the random pipelines' known issue for seed 181790 is not ours: remainder of a NaN
+    with bits -2 keeps them in eager's scalar loop (a strided tensor) and turns them into -3 in
+    its vectorized kernel (a contiguous one). When this test fails, eager agrees with itself,
+    and the known issue should go."""
+    contiguous = torch.full((16,), -2, dtype=torch.int32).view(torch.float32)
+    assert contiguous.remainder(3).view(torch.int32)[0].item() == -3
+    strided = torch.full((16, 2), -2, dtype=torch.int32).view(torch.float32)
+    strided[:, 0].remainder_(3)
+    assert strided.view(torch.int32)[0, 0].item() == -2
+
+
 def test_eagers_nan_payloads_from_complex_addition_still_depend_on_the_layout() -> None:
     """Why the random pipelines' known issue for seed 160418 is not ours: adding two complex
     NaNs, eager's vectorized kernel (contiguous) takes both parts' payloads from one operand,
