@@ -110,16 +110,6 @@ void AliasClasses::merge(StorageId a, StorageId b) {
   }
 }
 
-NodeId AliasClasses::first_read_after(StorageId s, NodeId after) {
-  NodeId first = kNoNode;
-  for (StorageId m : of(s).members) {
-    const std::vector<NodeId>& reads = reads_[static_cast<size_t>(m)];
-    auto it = std::upper_bound(reads.begin(), reads.end(), after);
-    if (it != reads.end() && (first == kNoNode || *it < first)) first = *it;
-  }
-  return first;
-}
-
 NodeId AliasClasses::first_write_back_after(StorageId s, NodeId after) {
   const std::vector<NodeId>& backs = of(s).write_backs;
   auto it = std::upper_bound(backs.begin(), backs.end(), after);

@@ -55,9 +55,6 @@ class AliasClasses {
   StorageId root(StorageId s) { return storages_.find(s); }
   AliasClass& of(StorageId s) { return classes_[static_cast<size_t>(root(s))]; }
   void merge(StorageId a, StorageId b);
-  // The first node after `after` that reads the class's memory (views and
-  // write-backs do not read), or kNoNode.
-  NodeId first_read_after(StorageId s, NodeId after);
   // The first node in (after, until] that reads the class's memory and for
   // which `matches(node)` holds, or kNoNode. Each member's reads are scanned
   // only up to its first match (reads that do not match are rare).
@@ -89,7 +86,7 @@ class AliasClasses {
 
   UnionFind storages_;
   std::vector<AliasClass> classes_;
-  // Every read of each storage, ascending (for first_read_after).
+  // Every read of each storage, ascending (for first_read_where).
   std::vector<std::vector<NodeId>> reads_;
 };
 
