@@ -33,7 +33,8 @@ export PYTHONPATH="$ROOT/$PKG"
 .venv/bin/python -c "import fxinplace._C as c, sys; assert c.__file__.startswith('$ROOT/$PKG'), c.__file__"
 echo "[sanitize] pytest subset: planner, checker, functionalization, random programs (bounded)"
 .venv/bin/python -m pytest -q -p no:cacheprovider -x \
-  test/python/reinplace/test_reinplace_regressions.py test/python/checker/test_check_reinplaced.py \
+  test/python/reinplace/test_reinplace_regressions.py test/python/reinplace/test_reinplace_random_regressions.py \
+  test/python/checker/test_check_reinplaced.py \
   test/python/functionalize/test_functionalize_api.py test/python/functionalize/test_functionalize_input_metadata.py \
   test/python/functionalize/test_functionalize_write_rules.py test/python/functionalize/test_functionalize_overlap_rules.py \
   test/python/functionalize/test_functionalize_view_chains.py \
