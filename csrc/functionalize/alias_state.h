@@ -86,9 +86,14 @@ class AliasState {
   void mark_eager_layout();
   // Whether a value of this group holds only its own elements, not the
   // storage around them (which as_strided may address): with *_copy views
-  // every value but an unwritten input's, read at the base itself.
+  // every value but an unwritten input's, read at the base itself; with views
+  // kept, the base's value once written (a functional op's result, whose
+  // storage ends with its last element: random pipelines seed 186315, an
+  // input with a gap after its elements, written, then as_strided into the
+  // gap under a symbolic trace).
   bool holds_own_elements_only(bool reapply_views, bool at_base) const {
-    return !reapply_views && !(at_base && eager_layout());
+    if (reapply_views) return at_base && mutated_;
+    return !(at_base && eager_layout());
   }
   // Eager lays the base out as `geometry` (a meta tensor of its sizes), which
   // its value may not be (see rehearse_results_on_meta).

@@ -250,6 +250,27 @@ def test_as_strided_past_a_written_inputs_last_element_with_copy_views_under_sym
             )
 
 
+@pytest.mark.parametrize("mode", ["real", "fake", "symbolic"])
+def test_as_strided_into_the_gap_after_a_written_inputs_elements_under_every_trace(mode) -> None:
+    """Random pipelines seed 186315: x1 = t[::2] (a (1, 2) view of a (2, 2) t) written by
+    ge_, then as_strided past its two elements, into the gap eager's storage has there. The
+    written value holds x1's elements only: a real trace refused it clearly, a symbolic one
+    (whose storage size is symbolic) recorded a graph raising torch's setStorage error."""
+
+    def f(x0, x1):
+        x1.ge_(x1)
+        x1.as_strided((2,), (1,), x1.storage_offset() + 1).narrow(0, 0, 1)
+        return (x0,)
+
+    def make_args():
+        return torch.arange(7.0), torch.arange(4, dtype=torch.int32).view(2, 2)[::2]
+
+    f(*make_args())  # eager reads the storage there
+    refused = r"fxinplace.functionalize: (an )?as_strided\(\) (view reads storage past|reaches outside)"
+    with pytest.raises(RuntimeError, match=refused):
+        make_fx(fxinplace.functionalize(f), tracing_mode=mode)(*make_args())
+
+
 def test_the_storage_written_back_through_an_input_of_another_dtype_keeps_its_bits() -> None:
     """Random pipelines seed 131840 (a bug of the storage-span write-back, the day it landed):
     x1 = x0.view(torch.int32) joined with x0 over a float32 flat base, as_strided_ addressing
