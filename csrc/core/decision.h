@@ -42,6 +42,9 @@ enum class Action : uint8_t {
   X(kResultNotSingleTensor, "result_not_single_tensor", "the op does not return exactly one tensor")     \
   X(kMetadataMismatch, "metadata_mismatch", "result numel or dtype differs from self")                   \
   X(kShapeMismatch, "shape_mismatch", "result shape differs from self (it would broadcast into self)")   \
+  X(kEmptyResult, "empty_result",                                                                        \
+    "the result has no elements: in place it saves nothing, and kernels lay empty results out as they "  \
+    "please, not always as recorded (policy='compile' or 'inductor')")                                   \
   X(kSelfOverlaps, "self_overlaps", "self has internal overlap (several indices share one element)")     \
   X(kViewOutsideSelf, "view_outside_self",                                                               \
     "as_strided_scatter's view reaches elements outside self, which its result does not carry back")     \

@@ -91,6 +91,14 @@ Decision Walk::check_op_metadata(const Node& node, const WriteSlot& slot, const 
   if (!result) return refuse(Reason::kResultNotSingleTensor);
   if (result->dtype != self.dtype) return refuse(Reason::kMetadataMismatch);
   if (result->shape != self.shape) return refuse(Reason::kShapeMismatch);
+  // Under torch.compile's policies an empty result stays functional: in place
+  // it saves nothing, and kernels lay empty results out as they please. Eager's
+  // add of a (0, 2) input of strides (1, 1) returns strides (1, 0), its meta
+  // kernel (1, 1); written into the input, a later mul's result had another
+  // last stride than the functional one, and its view(dtype) raised (random
+  // pipelines seed 189836). The stock policy keeps the stock pass's choice.
+  if (options_.outputs_taken_by_torch_compile && g_.geometries().at(result->geom).numel() == Int{0})
+    return refuse(Reason::kEmptyResult);
   const Geometry& self_geom = g_.geometries().at(self.geom);
   if (self_geom.has_internal_overlap()) return refuse(Reason::kSelfOverlaps);
   if (node.scatter.kind == ScatterKind::kAsStrided) {

@@ -101,6 +101,7 @@ class Action(PybindEnum):
 class Reason(PybindEnum):
     COMPILER_FUSES: typing.ClassVar[Reason]
     DONE: typing.ClassVar[Reason]
+    EMPTY_RESULT: typing.ClassVar[Reason]
     FOREACH_INTO_INTERMEDIATE: typing.ClassVar[Reason]
     INDUCTOR_DTYPE_VIEW: typing.ClassVar[Reason]
     INDUCTOR_EMPTY_OUTPUT_VIEW: typing.ClassVar[Reason]
@@ -384,6 +385,10 @@ class GraphBuilder:
         name: str,
         results: _Results,
     ) -> int: ...
+    def internal_output(self, id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Node id is returned only to the compiled program (AOTAutograd's saved activations of a forward graph, a backward's gradients), never to the caller's code: plan_memory may return it as a view of a dead buffer.
+        """
     def memory_facts(
         self,
         id: typing.SupportsInt | typing.SupportsIndex,

@@ -46,6 +46,21 @@ def _out_into_a_negative_view(x0):
     return t2.view(torch.int32) * 1, torch._neg_view(t1) + 1
 
 
+def _empty_input_written_then_viewed_as_another_dtype(x0, x1):
+    # Random pipelines seed 189836: x1 = x0[1:] is empty with strides (1, 1); eager's add of
+    # it returns strides (1, 0) (its meta kernel: (1, 1)), so mul into x1 in place had another
+    # last stride than the functional mul, and view(torch.float16) of it raised.
+    x1.add_(2.0)
+    torch.mul(x1, x0, out=x1)
+    x1.view(torch.float16).sum()
+    return (x1,)
+
+
+def _empty_input_args():
+    x0 = torch.tensor([[0.5], [1.25]]).t()
+    return (x0, x0[1:])
+
+
 _POLICY_CASES = {
     "fill_a_slice_then_conj_physical": (
         _fill_a_slice_then_conj_physical,
@@ -57,6 +72,10 @@ _POLICY_CASES = {
         (torch.randn(2, 3, 4, dtype=torch.complex64),),
     ),
     "out_into_a_negative_view": (_out_into_a_negative_view, (torch.randn(4),)),
+    "empty_input_written_then_viewed_as_another_dtype": (
+        _empty_input_written_then_viewed_as_another_dtype,
+        _empty_input_args(),
+    ),
 }
 
 
