@@ -27,9 +27,12 @@ AliasClasses::AliasClasses(const Graph& g)
       }
     if (user.kind == NodeKind::kOutput)
       for (NodeId op : user.operands)
-        for (const TensorValue& v : g.at(op).results)
-          if (v.storage >= 0 && v.geom != kNoGeom && g.geometries().at(v.geom).numel() == Int{0})
-            classes_[static_cast<size_t>(v.storage)].returned_empty = true;
+        for (const TensorValue& v : g.at(op).results) {
+          if (v.storage < 0) continue;
+          AliasClass& c = classes_[static_cast<size_t>(v.storage)];
+          if (v.geom != kNoGeom && g.geometries().at(v.geom).numel() == Int{0}) c.returned_empty = true;
+          if (!g.at(op).internal_output) c.returned_to_caller = true;
+        }
     if (user.kind == NodeKind::kWriteBack && user.written_input != kNoNode)
       for (const TensorValue& v : g.at(user.written_input).results)
         classes_[static_cast<size_t>(v.storage)].write_backs.push_back(j);
@@ -85,6 +88,7 @@ void AliasClasses::merge(StorageId a, StorageId b) {
   w.has_constant = w.has_constant || l.has_constant;
   w.returned = w.returned || l.returned;
   w.returned_empty = w.returned_empty || l.returned_empty;
+  w.returned_to_caller = w.returned_to_caller || l.returned_to_caller;
   w.last_read = std::max(w.last_read, l.last_read);
   std::vector<NodeId> merged;
   merged.reserve(w.scatter_reads.size() - w.pruned + l.scatter_reads.size() - l.pruned);

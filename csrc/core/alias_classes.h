@@ -38,6 +38,9 @@ struct AliasClass {
   // has no elements (known from its sizes).
   bool returned = false;
   bool returned_empty = false;
+  // An output returns memory of the class to the caller's code (through a
+  // node not marked Node::internal_output).
+  bool returned_to_caller = false;
   // Write-backs into the class (functionalization's copy_ into an input), ascending.
   std::vector<NodeId> write_backs;
   bool is_input() const { return inputs > 0 || has_constant; }

@@ -127,6 +127,11 @@ void GraphBuilder::donated_input(NodeId id) {
   g_.at(id).donated = true;
 }
 
+void GraphBuilder::internal_output(NodeId id) {
+  at(id);  // throws for a node not yet added
+  g_.at(id).internal_output = true;
+}
+
 NodeId GraphBuilder::getitem(std::string name, NodeId source, int32_t index, const Results& results) {
   Node n = leaf(NodeKind::kGetItem, std::move(name), results);
   n.item_of = source;

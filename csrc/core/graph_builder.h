@@ -114,6 +114,10 @@ class GraphBuilder {
                     bool restridable = false);
   // Input `id` is a donated buffer: its memory may be reused once it is dead.
   void donated_input(NodeId id);
+  // Node `id` is returned only as an internal output (Node::internal_output):
+  // by AOTAutograd as a saved activation or gradient, to the compiled program
+  // rather than the caller's code.
+  void internal_output(NodeId id);
   // The graph was traced with symbolic shapes (see Graph::traced_symbolically).
   void traced_symbolically() { g_.set_traced_symbolically(true); }
 

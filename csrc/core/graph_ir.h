@@ -178,6 +178,12 @@ struct Node {
   // kInput: a donated buffer (AOTAutograd's backward input that no forward
   // input, user output or other input shares): it may be reused once dead.
   bool donated = false;
+  // Returned only where the compiled program keeps it to itself (a forward's
+  // saved activation, a backward's gradient), never to the caller's code: it
+  // may leave the graph as a view of another buffer (the memory walk's
+  // restriding; AOTAutograd detaches saved views, autograd takes gradients
+  // whatever their base). Read by the memory walk only.
+  bool internal_output = false;
 };
 
 class Graph {

@@ -95,6 +95,10 @@ class MemoryWalk {
   // What the walk knows of one alias class, kept under its current root.
   struct ClassState {
     bool escapes = false;  // an input, constant, output or opaque node owns it: never dies
+    // Escapes other than as an internal output (Node::internal_output): the
+    // caller's code or an opaque node sees its tensors, which must then be
+    // the buffer's own, never a view of another's.
+    bool seen_outside = false;
     NodeId start = kNoNode;
     NodeId death = kNoNode;  // its last reader (or its allocation, if never read)
     NodeId donor = kNoNode;  // the node whose tensor covers the buffer (passed as out=)
@@ -176,20 +180,21 @@ class MemoryWalk {
       // A donated input (AOTAutograd's saved activation no one else holds)
       // dies like an intermediate; any other input is the caller's, and two
       // inputs on one storage are never reused.
-      st.escapes = c.has_constant || c.inputs > 1 || c.returned || !c.write_backs.empty();
+      st.seen_outside = c.has_constant || c.inputs > 1 || c.returned_to_caller || !c.write_backs.empty();
       // The buffer's allocation is its first producer: rewrites only ever
       // move later results into earlier memory.
       StorageId allocated = -1;
       for (StorageId m : c.members) {
         NodeId p = producer_[at(m)];
-        st.escapes = st.escapes || opaque_[at(m)] || p == kNoNode ||
-                     (g_.at(p).kind == NodeKind::kInput && !g_.at(p).donated);
+        st.seen_outside = st.seen_outside || opaque_[at(m)] || p == kNoNode ||
+                          (g_.at(p).kind == NodeKind::kInput && !g_.at(p).donated);
         if (p != kNoNode && (st.start == kNoNode || p < st.start)) {
           st.start = p;
           allocated = m;
         }
         st.death = std::max({st.death, classes_.last_read_of(m), p});
       }
+      st.escapes = st.seen_outside || c.returned;
       if (st.start == kNoNode) continue;
       if (whole_[at(allocated)] != kNoNode) st.bytes = g_.at(whole_[at(allocated)]).result_bytes;
       st.donor = covering_node(allocated);
@@ -279,11 +284,15 @@ class MemoryWalk {
     }
     // A buffer of the result's own layout first; else, for a result the
     // graph can lay anywhere, one of the same byte count. Not for a result
-    // that leaves the graph: the caller would get a view of another tensor's
-    // memory (`._base` set), which autograd treats as a view of a custom
-    // Function's output when written in place.
-    bool escapes = by_root_[at(own)].escapes;
-    const bool can_restride = n.restridable && !n.byte_size.is(0) && !escapes && covers_its_bytes(i);
+    // the caller's code sees: it would get a view of another tensor's memory
+    // (`._base` set), which autograd treats as a view of a custom Function's
+    // output when written in place. An internal output (a saved activation,
+    // a gradient) may be such a view: AOTAutograd detaches saved views, and
+    // autograd takes a gradient whatever its base.
+    const ClassState& mine = by_root_[at(own)];
+    const bool escapes = mine.escapes;
+    const bool can_restride =
+        n.restridable && !n.byte_size.is(0) && !mine.seen_outside && covers_its_bytes(i);
     // A size-1 dim's stride in the recorded metadata need not be the one the
     // kernels give at run time (aten.zero's meta kernel lays a (1,) result out
     // with stride 1; its CPU kernel keeps its input's stride 2), and an out=
@@ -328,6 +337,7 @@ class MemoryWalk {
     StorageId root = classes_.root(own);
     ClassState& st = by_root_[at(root)];
     st.escapes = mine.escapes;
+    st.seen_outside = mine.seen_outside;
     st.start = theirs.start;
     st.death = std::max(mine.death, theirs.death);
     st.donor = theirs.donor;

@@ -186,6 +186,10 @@ void bind_graph_builder(py::module_& m) {
       .def("donated_input", &GraphBuilder::donated_input, py::arg("id"),
            "Input id is a donated buffer (AOTAutograd's bw_donated_idxs): plan_memory may reuse it once "
            "dead.")
+      .def("internal_output", &GraphBuilder::internal_output, py::arg("id"),
+           "Node id is returned only to the compiled program (AOTAutograd's saved activations of a "
+           "forward graph, a backward's gradients), never to the caller's code: plan_memory may "
+           "return it as a view of a dead buffer.")
       .def(
           "plan",
           [](const GraphBuilder& b, bool reuse, bool dead, bool inductor, bool taken, bool memory,

@@ -87,6 +87,27 @@ def _donated_inputs() -> list[int]:
     return list(getattr(metadata, "bw_donated_idxs", None) or [])
 
 
+def _internal_outputs(gm: GraphModule, graph_kind: str) -> list[int]:
+    """Positions of the graph's outputs that only AOTAutograd's runtime sees, never the
+    caller's code: a forward graph's saved activations (AOTAutograd detaches the ones that
+    are views before saving them), and every output of a backward graph (gradients, which
+    autograd takes whatever their base). An inference graph's outputs are all the user's."""
+    output = next(iter(reversed(gm.graph.nodes)))
+    returned = output.args[0] if output.args else ()
+    count = len(returned) if isinstance(returned, (tuple, list)) else 1
+    if graph_kind == "backward":
+        return list(range(count))
+    if graph_kind != "forward":
+        return []
+    context = torch._guards.TracingContext.try_get()
+    metadata = getattr(context, "fw_metadata", None) if context is not None else None
+    try:
+        saved = metadata.tensors_saved_for_backwards_slice  # type: ignore[union-attr]
+    except Exception:  # no metadata, or not filled in: every output counts as the user's
+        return []
+    return [k for k in range(count)[saved]]
+
+
 def _explain_requested() -> bool:
     return "fxinplace" in {s.strip().lstrip("+") for s in os.environ.get("TORCH_LOGS", "").split(",")}
 
@@ -108,6 +129,7 @@ def _reinplacing(
             memory_plan=memory_plan,
             donated_inputs=_donated_inputs() if graph_kind == "backward" else (),
             shared_inputs_disjoint=True,  # AOTAutograd's graphs
+            internal_outputs=_internal_outputs(gm, graph_kind) if memory_plan else (),
         )
         if explain or _explain_requested() or log.isEnabledFor(logging.DEBUG):
             log.info(

@@ -133,6 +133,37 @@ TEST(MemoryPlan, AResultLaidOutAnewTakesABufferOfItsByteCountUnlessItEscapes) {
   EXPECT_EQ(memory_at(p, k).reason, MemoryReason::kNoDeadBuffer);
 }
 
+// The same graph, k returned only to the compiled program (a saved
+// activation, a gradient: Node::internal_output): it may be a view of m2's
+// dead buffer. Not when the caller gets a view of k too.
+TEST(MemoryPlan, AnInternalOutputLaidOutAnewTakesABufferOfItsByteCount) {
+  for (bool caller_sees_a_view : {false, true}) {
+    Builder b;
+    NodeId x = b.input({4, 4});
+    NodeId w = b.input({4, 4});
+    NodeId m1 = matmul(b, x, w);
+    NodeId m2 = matmul(b, m1, w);
+    NodeId r = b.op({m2}, {2, 8}, /*has_inplace=*/false, /*pointwise=*/false);
+    b.memory_facts(r, 64, true, 0, /*restridable=*/true);
+    NodeId k = b.op({r}, {8, 2}, /*has_inplace=*/false, /*pointwise=*/false);
+    b.memory_facts(k, 64, true, 0, /*restridable=*/true);
+    if (caller_sees_a_view)
+      b.output({k, b.view(k, strided({16}, {1}))});
+    else
+      b.output({k});
+    b.internal_output(k);
+    Plan p = b.plan(planning_memory());
+    SCOPED_TRACE(caller_sees_a_view);
+    if (!caller_sees_a_view) {
+      EXPECT_EQ(memory_at(p, k).reason, MemoryReason::kReused);
+      EXPECT_EQ(memory_at(p, k).donor, m2);
+      EXPECT_TRUE(memory_at(p, k).restrided);
+    } else {
+      EXPECT_EQ(memory_at(p, k).reason, MemoryReason::kNoDeadBuffer);
+    }
+  }
+}
+
 // m1 = mm(x, w) {4, 1}; m2 = mm(m1, v) {4, 1}; m3 = mm(m2, v) {4, 1}; return
 // m3: m3 takes m1's buffer of its very layout, but laid out anew (as_strided
 // to its recorded strides), as a size-1 dim's recorded stride need not be the
@@ -183,17 +214,21 @@ TEST(MemoryPlan, ADonatedInputIsWrittenInPlaceButReturnsNothing) {
 
 // saved (donated): t = sum(saved) (saved dies); y = mm(w, w) {4, 4}; return
 // y, t: y leaves the graph, so it takes no donated input's buffer.
+// An internal output (a gradient) neither: it would still live in an input's memory.
 TEST(MemoryPlan, AResultThatLeavesTheGraphTakesNoDonatedBuffer) {
-  Builder b;
-  NodeId saved = b.input({4, 4});
-  b.memory_facts(saved, 64, false);
-  b.donated(saved);
-  NodeId w = b.input({4, 4});
-  NodeId t = b.op({saved}, {}, /*has_inplace=*/false, /*pointwise=*/false);
-  NodeId y = matmul(b, w, w);
-  b.output({y, t});
-  Plan p = b.plan(planning_memory());
-  EXPECT_EQ(memory_at(p, y).reason, MemoryReason::kNoDeadBuffer);
+  for (bool internal : {false, true}) {
+    Builder b;
+    NodeId saved = b.input({4, 4});
+    b.memory_facts(saved, 64, false);
+    b.donated(saved);
+    NodeId w = b.input({4, 4});
+    NodeId t = b.op({saved}, {}, /*has_inplace=*/false, /*pointwise=*/false);
+    NodeId y = matmul(b, w, w);
+    b.output({y, t});
+    if (internal) b.internal_output(y);
+    Plan p = b.plan(planning_memory());
+    EXPECT_EQ(memory_at(p, y).reason, MemoryReason::kNoDeadBuffer);
+  }
 }
 
 // c = ge(a, y) written as ge_(a, y), its cast n removed: c's own buffer never

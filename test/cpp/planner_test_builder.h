@@ -152,6 +152,7 @@ class Builder {
   }
   // A graph input AOTAutograd donates to the backward (a saved activation).
   void donated(NodeId input) { b_.donated_input(input); }
+  void internal_output(NodeId n) { b_.internal_output(n); }
   Plan plan(PlanOptions options) { return b_.plan(options); }
   Plan plan() { return b_.plan(); }
 

@@ -11,7 +11,7 @@ import gc
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from torch.fx import GraphModule
+from torch.fx import GraphModule, Node
 
 from fxinplace import _checker
 from fxinplace._reinplace.apply import apply_plan
@@ -56,6 +56,7 @@ def reinplace_report(
     memory_plan: bool = False,
     donated_inputs: Sequence[int] = (),
     shared_inputs_disjoint: bool = False,
+    internal_outputs: Sequence[int] = (),
 ) -> ReinplaceReport:
     """Re-inplace `gm` like `reinplace`, and return every decision with its reason.
 
@@ -74,6 +75,10 @@ def reinplace_report(
     ones become one synthetic base; a guard holds it under dynamic shapes). Such inputs are
     then taken as disjoint even where symbolic storage offsets cannot show it (the compile
     backend and the Inductor hook set it; never for a graph of other origin).
+    internal_outputs: positions in the graph's output tuple that only the compiled program
+    sees (AOTAutograd's saved activations of a forward graph, a backward's gradients): with
+    memory_plan=True a result returned only there may be a view of a dead buffer of another
+    layout (`as_strided(d, ...)`); one the caller's code sees never is.
     """
     options = _plan_options(policy, memory_plan)
     options["shared_inputs_disjoint"] = shared_inputs_disjoint
@@ -85,6 +90,7 @@ def reinplace_report(
         options=options,
         recompile=recompile or check,
         donated_inputs=tuple(donated_inputs) if memory_plan else (),
+        internal_outputs=tuple(internal_outputs) if memory_plan else (),
     )
     if functional is not None:
         _checker.check_reinplaced(
@@ -121,6 +127,7 @@ def run_reinplace(
     options: dict[str, bool] | None = None,
     recompile: bool = True,
     donated_inputs: tuple[int, ...] = (),
+    internal_outputs: tuple[int, ...] = (),
 ) -> ReinplaceReport:
     """The pass itself, without the policy check or the checker of `reinplace_report`:
     `options` are the planner's (see `_plan_options`); metadata="fake" forces the FakeTensor
@@ -138,6 +145,7 @@ def run_reinplace(
             options=options or {},
             recompile=recompile,
             donated_inputs=donated_inputs,
+            internal_outputs=internal_outputs,
         )
 
 
@@ -149,6 +157,7 @@ def _run_pass(
     options: dict[str, bool],
     recompile: bool = True,
     donated_inputs: tuple[int, ...] = (),
+    internal_outputs: tuple[int, ...] = (),
 ) -> ReinplaceReport:
     validate_graph(gm, sample_args)
     if options.get("inductor") and not has_inductor_candidates(gm):
@@ -171,6 +180,8 @@ def _run_pass(
             if not 0 <= k < len(placeholders):
                 raise ValueError(f"fxinplace.reinplace: donated input {k} is not an input of the graph")
             reading.builder.donated_input(placeholders[k])
+    if internal_outputs:
+        _mark_internal_outputs(reading.builder, nodes, internal_outputs)
     plan = reading.builder.plan(**options)
     base_names = {
         i: [dict(call.mutable)[name].name for name in call.slot_args]
@@ -192,6 +203,25 @@ def _run_pass(
     if recompile:
         gm.recompile()
     return report
+
+
+def _mark_internal_outputs(builder: Any, nodes: list, positions: tuple[int, ...]) -> None:
+    """Tell the planner which returned nodes only the compiled program sees: those at
+    `positions` of the output tuple and at no other position."""
+    output = nodes[-1]
+    returned = output.args[0] if output.op == "output" and output.args else ()
+    if not isinstance(returned, (tuple, list)):
+        returned = (returned,)
+    for k in positions:
+        if not 0 <= k < len(returned):
+            raise ValueError(f"fxinplace.reinplace: internal output {k} is not an output of the graph")
+    internal = set(positions)
+    seen_by_caller = {id(v) for k, v in enumerate(returned) if k not in internal}
+    index = {id(n): i for i, n in enumerate(nodes)}
+    for k in sorted(internal):
+        value = returned[k]
+        if isinstance(value, Node) and id(value) not in seen_by_caller:
+            builder.internal_output(index[id(value)])
 
 
 def reinplace(

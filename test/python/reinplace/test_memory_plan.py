@@ -207,6 +207,41 @@ def test_a_result_that_leaves_the_graph_takes_only_a_buffer_of_its_own_layout():
     _assert_allocates_anew(f, args, "add: memory: allocates (64 bytes): no dead buffer")
 
 
+def _returns_a_transpose(a, b, x):
+    d = torch.mm(a, b)
+    s = d.sum()
+    yt = torch.add(x.t(), 1)
+    return yt, s
+
+
+@pytest.mark.parametrize("returned_again", [False, True])
+def test_an_internal_output_may_be_a_view_of_a_dead_buffer(returned_again):
+    """internal_outputs: outputs only the compiled program sees (AOTAutograd's saved
+    activations, gradients) may be views of a dead buffer laid out anew; the same node also
+    returned at a position the caller sees may not."""
+
+    def f(a, b, x):
+        yt, s = _returns_a_transpose(a, b, x)
+        return (yt, s, yt) if returned_again else (yt, s)
+
+    args = (torch.randn(4, 4), torch.randn(4, 4), torch.randn(4, 4))
+    gm = make_fx(f)(*args)
+    unplanned = copy.deepcopy(gm)
+    fxinplace.reinplace(unplanned, *args, policy="compile")
+    fxinplace.reinplace_report(
+        gm, *args, policy="compile", memory_plan=True, check=True, internal_outputs=(0,)
+    )
+    assert _reuses(gm) == ({} if returned_again else {"add": "as_strided(mm)"}), gm.code
+    _same_as_unplanned_and_eager(f, gm, unplanned, args)
+
+
+def test_an_internal_output_position_outside_the_outputs_is_a_clear_error():
+    args = (torch.randn(4, 4), torch.randn(4, 4), torch.randn(4, 4))
+    gm = make_fx(_returns_a_transpose)(*args)
+    with pytest.raises(ValueError, match="fxinplace.reinplace: internal output 2 is not an output"):
+        fxinplace.reinplace_report(gm, *args, policy="compile", memory_plan=True, internal_outputs=(2,))
+
+
 def test_byte_counts_equal_only_at_the_hint_are_not_a_match():
     def f(x, y, w):
         a = torch.mm(x, w)  # (s0, 4)
