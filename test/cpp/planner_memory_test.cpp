@@ -113,31 +113,15 @@ TEST(MemoryPlan, AnOpWrittenInPlaceAllocatesNothing) {
 
 // m1 = mm(x, w) {4, 4}; m2 = mm(m1, w); r = f(m2) {2, 8}; k = f(r) {8, 2};
 // return k: r has m1's 64 bytes in another shape and may be laid anywhere
-// (as_strided over m1's buffer); k leaves the graph, so it takes no view of
-// another tensor's buffer even though m2's is dead and as large.
-TEST(MemoryPlan, AResultLaidOutAnewTakesABufferOfItsByteCountUnlessItEscapes) {
-  Builder b;
-  NodeId x = b.input({4, 4});
-  NodeId w = b.input({4, 4});
-  NodeId m1 = matmul(b, x, w);
-  NodeId m2 = matmul(b, m1, w);
-  NodeId r = b.op({m2}, {2, 8}, /*has_inplace=*/false, /*pointwise=*/false);
-  b.memory_facts(r, 64, true, 0, /*restridable=*/true);
-  NodeId k = b.op({r}, {8, 2}, /*has_inplace=*/false, /*pointwise=*/false);
-  b.memory_facts(k, 64, true, 0, /*restridable=*/true);
-  b.output({k});
-  Plan p = b.plan(planning_memory());
-  EXPECT_EQ(memory_at(p, r).reason, MemoryReason::kReused);
-  EXPECT_EQ(memory_at(p, r).donor, m1);
-  EXPECT_TRUE(memory_at(p, r).restrided);
-  EXPECT_EQ(memory_at(p, k).reason, MemoryReason::kNoDeadBuffer);
-}
-
-// The same graph, k returned only to the compiled program (a saved
-// activation, a gradient: Node::internal_output): it may be a view of m2's
-// dead buffer. Not when the caller gets a view of k too.
-TEST(MemoryPlan, AnInternalOutputLaidOutAnewTakesABufferOfItsByteCount) {
-  for (bool caller_sees_a_view : {false, true}) {
+// (as_strided over m1's buffer). k leaves the graph: when the caller gets it
+// (or a view of it), it takes no view of another tensor's buffer even though
+// m2's is dead and as large; when only the compiled program does (a saved
+// activation, a gradient: Node::internal_output), it may.
+TEST(MemoryPlan, AResultLaidOutAnewTakesABufferOfItsByteCountUnlessTheCallerGetsIt) {
+  enum class Returned { kToTheCaller, kInternally, kInternallyAndAViewToTheCaller };
+  for (Returned how :
+       {Returned::kToTheCaller, Returned::kInternally, Returned::kInternallyAndAViewToTheCaller}) {
+    SCOPED_TRACE(static_cast<int>(how));
     Builder b;
     NodeId x = b.input({4, 4});
     NodeId w = b.input({4, 4});
@@ -147,14 +131,16 @@ TEST(MemoryPlan, AnInternalOutputLaidOutAnewTakesABufferOfItsByteCount) {
     b.memory_facts(r, 64, true, 0, /*restridable=*/true);
     NodeId k = b.op({r}, {8, 2}, /*has_inplace=*/false, /*pointwise=*/false);
     b.memory_facts(k, 64, true, 0, /*restridable=*/true);
-    if (caller_sees_a_view)
+    if (how == Returned::kInternallyAndAViewToTheCaller)
       b.output({k, b.view(k, strided({16}, {1}))});
     else
       b.output({k});
-    b.internal_output(k);
+    if (how != Returned::kToTheCaller) b.internal_output(k);
     Plan p = b.plan(planning_memory());
-    SCOPED_TRACE(caller_sees_a_view);
-    if (!caller_sees_a_view) {
+    EXPECT_EQ(memory_at(p, r).reason, MemoryReason::kReused);
+    EXPECT_EQ(memory_at(p, r).donor, m1);
+    EXPECT_TRUE(memory_at(p, r).restrided);
+    if (how == Returned::kInternally) {
       EXPECT_EQ(memory_at(p, k).reason, MemoryReason::kReused);
       EXPECT_EQ(memory_at(p, k).donor, m2);
       EXPECT_TRUE(memory_at(p, k).restrided);
