@@ -28,6 +28,7 @@ std::optional<Extent> shift(const Extent& offset, const Extent& from, const Exte
 void Walk::summarise_layout_uses() {
   layout_needs_.assign(g_.size(), LayoutUse::kLogical);
   layout_children_.assign(g_.size(), {});
+  viewed_as_another_dtype_.assign(g_.size(), false);
   for (NodeId u = static_cast<NodeId>(g_.size()) - 1; u >= 0; --u) {
     const Node& user = g_.at(u);
     for (NodeId op : user.absolute_layout_reads) {
@@ -40,6 +41,14 @@ void Walk::summarise_layout_uses() {
     layout_children_[parent].push_back(u);
     LayoutUse need = std::max(user.layout_use, layout_needs_[static_cast<size_t>(u)]);
     layout_needs_[parent] = std::max(layout_needs_[parent], need);
+    const TensorValue* view = value(u);
+    const TensorValue* base = value(user.layout_parent);
+    constexpr int32_t kBits = kConjBit | kNegBit;
+    bool another_dtype =
+        view && base &&
+        (view->dtype < 0 || base->dtype < 0 || (view->dtype & ~kBits) != (base->dtype & ~kBits));
+    viewed_as_another_dtype_[parent] =
+        viewed_as_another_dtype_[parent] || another_dtype || viewed_as_another_dtype_[static_cast<size_t>(u)];
   }
   summarise_computed_layouts();
   summarise_offset_reads();
@@ -93,11 +102,13 @@ bool Walk::offset_moves(NodeId moved, NodeId home) {
 // not pass its layout on.
 void Walk::summarise_computed_layouts() {
   layout_reaches_.assign(g_.size(), false);
+  strides_reach_.assign(g_.size(), false);
   for (NodeId c = static_cast<NodeId>(g_.size()) - 1; c >= 0; --c) {
     const Node& consumer = g_.at(c);
     auto ci = static_cast<size_t>(c);
     bool consumer_shows =
         consumer.kind == NodeKind::kOutput || layout_reaches_[ci] || layout_needs_[ci] != LayoutUse::kLogical;
+    bool consumer_needs_strides = strides_reach_[ci] || viewed_as_another_dtype_[ci];
     for (NodeId op : consumer.operands) {
       auto oi = static_cast<size_t>(op);
       if (consumer.layout_parent == op) {
@@ -105,11 +116,13 @@ void Walk::summarise_computed_layouts() {
         // needs are followed exactly elsewhere; what is computed from it is not.
         layout_reaches_[oi] =
             layout_reaches_[oi] || layout_reaches_[ci] || consumer.kind == NodeKind::kOutput;
+        strides_reach_[oi] = strides_reach_[oi] || strides_reach_[ci];
       } else if (consumer.scatter.kind != ScatterKind::kNone && consumer.scatter_src == op &&
                  consumer.self != op) {
         continue;
       } else {
         layout_reaches_[oi] = layout_reaches_[oi] || consumer_shows;
+        strides_reach_[oi] = strides_reach_[oi] || consumer_needs_strides;
       }
     }
   }
@@ -130,10 +143,26 @@ bool Walk::layout_differs(NodeId moved, NodeId home) {
 //   fx = _foreach_add([z], [r])                  # z = zero(x1), x1 = t[:, 1:-1]
 //   s = slice_scatter(fx[0], v, 1, 0, 8)        # keeps fx[0]'s offset: 0, or x1's
 //   as_strided(s, [2], [1], 1)                   # in place: reads t, not s
+//
+// A stride-dependent view of a computed result sees even the strides of its
+// size-1 dims, which some kernels copy as they find them (clone keeps a dense
+// input's strides); layout_differs passes over those, so they are compared
+// literally where such a view is reached (random pipelines seed 191751):
+//   c = clone(select(unfold(...)))  # sizes (1, 1), strides (0, 0)
+//   s = sub(c, -1)                   # functional: strides (1, 1); in place: (0, 0)
+//   k = clone(s)                     # keeps s's strides
+//   v = view(k, torch.int16)         # stride(-1) must be 1: raises in place
 bool Walk::move_is_visible(NodeId moved, NodeId home) {
   auto m = static_cast<size_t>(moved);
   return layout_change_is_visible(moved, home) || (layout_reaches_[m] && layout_differs(moved, home)) ||
-         (offset_read_[m] && offset_moves(moved, home));
+         (strides_reach_[m] && strides_differ(moved, home)) || (offset_read_[m] && offset_moves(moved, home));
+}
+
+// Does moving `moved`'s result into `home` give it other strides, size-1 dims
+// included? Unknown counts as yes.
+bool Walk::strides_differ(NodeId moved, NodeId home) {
+  auto to = effective_geom(home);
+  return !to || !value(moved) || own_geom(moved).strides != to->strides;
 }
 
 // Would anything notice that `moved`'s value now lives in `home`'s layout?

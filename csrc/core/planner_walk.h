@@ -89,6 +89,7 @@ class Walk {
   bool layout_change_is_visible(NodeId moved, NodeId home);
   bool covers_its_buffer(NodeId t);
   bool layout_differs(NodeId moved, NodeId home);
+  bool strides_differ(NodeId moved, NodeId home);
   bool move_is_visible(NodeId moved, NodeId home);
   std::optional<Geometry> derive_geom(NodeId u, const Geometry& old_parent, const Geometry& new_parent);
   bool aliases_parent(NodeId u) const;
@@ -143,6 +144,12 @@ class Walk {
   bool symbolic_ = false;
   std::vector<std::vector<NodeId>> layout_children_;
   std::vector<bool> layout_reaches_;
+  // A view of n (transitively) reads it as another dtype, which checks its
+  // strides literally, size-1 dims included.
+  std::vector<bool> viewed_as_another_dtype_;
+  // A result computed from n is viewed as another dtype: strides of n's
+  // size-1 dims may show through it (see move_is_visible).
+  std::vector<bool> strides_reach_;
   std::vector<bool> offset_read_;
   // PlanOptions::inductor: the scatter whose source each scatter is, when it
   // writes back into a view of that scatter's base (a nested pair), and the

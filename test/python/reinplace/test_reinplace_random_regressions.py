@@ -569,3 +569,25 @@ def test_an_operand_recorded_with_selfs_layout_in_a_size_one_dim_is_not_trusted_
     gm.recompile()
     fxinplace.reinplace(gm, *make_args(), check=True)
     assert torch.equal(gm(*make_args())[0], f(*make_args())[0]), gm.code
+
+
+def _clone_of_a_result_in_size_one_dims_viewed_as_a_narrower_dtype(x0):
+    # c = clone(select(unfold(...))) has sizes (1, 1) and strides (0, 0); sub(c, -1) in place
+    # keeps them (functional: (1, 1)), clone() copies them, and view(torch.int16) needs a
+    # last stride of 1 even in a size-1 dim.
+    t0 = torch._neg_view(x0).expand(2, *torch._neg_view(x0).shape).detach().reshape(1, -1)
+    t1 = t0.unfold(1, 2, 3)[:, :, -1] - -1
+    t5 = t1.clone()
+    t5.view(torch.int16).clamp_(-2, 2)
+    return (t5 * 2,)
+
+
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
+def test_size_one_strides_that_reach_a_dtype_view_through_a_clone_are_kept(pipeline) -> None:
+    """Random pipelines seed 191751: the layout check of results computed from a rewritten op
+    passed over strides of size-1 dims, which clone copies and view(dtype) checks."""
+    assert_same_as_eager(
+        _clone_of_a_result_in_size_one_dims_viewed_as_a_narrower_dtype,
+        (torch.tensor(3, dtype=torch.int32),),
+        pipeline,
+    )
