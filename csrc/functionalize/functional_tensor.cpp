@@ -109,6 +109,38 @@ void FunctionalTensorImpl::set_to(const FunctionalTensorImpl& source) {
   become(source);
 }
 
+namespace {
+
+// Placing a view in another base (view_storage_at) may refuse it with a clear
+// error that the program catches, as it would catch eager's. The tensor must
+// then still be the view it was, so that every later read refuses it again:
+// left half-moved (its alias switched, its view chain still the old base's)
+// the next read replayed that chain on the new base (random pipelines seed
+// 192844: view_as_real of a float64 base raised torch's own error).
+class MoveUndo {
+ public:
+  explicit MoveUndo(FunctionalTensorImpl& t) : t_(t), alias_(t.alias()), base_version_(t.base_version()) {}
+  MoveUndo(const MoveUndo&) = delete;
+  MoveUndo& operator=(const MoveUndo&) = delete;
+  ~MoveUndo() {
+    if (!kept_) t_.restore_move(alias_, base_version_);
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  FunctionalTensorImpl& t_;
+  std::shared_ptr<AliasState> alias_;
+  uint64_t base_version_;
+  bool kept_ = false;
+};
+
+}  // namespace
+
+void FunctionalTensorImpl::restore_move(std::shared_ptr<AliasState> alias, uint64_t base_version) {
+  alias_ = std::move(alias);
+  base_version_ = base_version;
+}
+
 void FunctionalTensorImpl::follow_move() {
   // (Reached from anywhere functional_impl() is, our key included in a region:
   // the meta tensors measured here must not become functional tensors.)
@@ -119,9 +151,11 @@ void FunctionalTensorImpl::follow_move() {
                 "another input was taken before the input was resized");
     // Where eager has this alias: its views replayed on its input's place.
     at::Tensor where = measure_on_meta(alias_->moved_layout(), views_);
+    MoveUndo undo(*this);
     alias_ = alias_->moved_to();
     base_version_ = alias_->base_version();
     view_storage_at(where, "an input's view lies outside the storage it shares with another input");
+    undo.keep();
   }
 }
 
@@ -144,11 +178,13 @@ void FunctionalTensorImpl::rebase_if_needed() {
   if (base_version_ == alias_->base_version()) return;
   // Where eager has this alias: its views replayed on the base layout they were made on.
   at::Tensor where = measure_on_meta(alias_->retired_layout(base_version_), views_);
+  MoveUndo undo(*this);
   base_version_ = alias_->base_version();
   view_storage_at(where,
                   "a view was taken of a tensor that was resized afterwards, and the view reaches outside "
                   "the resized tensor (eager keeps reading the old storage there, which functionalization "
                   "cannot express)");
+  undo.keep();
 }
 
 void FunctionalTensorImpl::view_storage_at(const at::Tensor& where, const char* outside_error) {

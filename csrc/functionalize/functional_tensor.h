@@ -53,6 +53,9 @@ class FunctionalTensorImpl final : public c10::TensorImpl {
   // Follows a join of input groups (AliasState::moved_to): becomes the view of
   // the joined base at its eager place. Called by functional_impl().
   void follow_move();
+  // Undoes the switch of alias group and base version of a follow_move or
+  // rebase_if_needed whose view_storage_at refused the view.
+  void restore_move(std::shared_ptr<AliasState> alias, uint64_t base_version);
   void share_storage(const c10::Storage& storage) { storage_ = storage; }
   bool storage_changed() const { return storage_changed_; }
   // Gives a base alias a value of a new shape (resize_, out= resizing).

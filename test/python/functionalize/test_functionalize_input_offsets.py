@@ -334,3 +334,37 @@ def test_as_strided_of_a_complex_view_of_an_input_not_at_its_storage_start_under
     _check_at_two_sizes(
         f, make_args, (7, 11), removes=("mutations",), tracing_modes=("real", "fake", "symbolic")
     )
+
+
+def _refused_view_then_read_again(x1, x2):
+    t0 = torch.view_as_real(x2).flatten(-2).view(torch.int32).chunk(2, 0)[0]
+    x1.relu_()
+    try:
+        t0.split(2, 0)[0].copy_(x1)  # eager: "some elements ... refer to a single memory location"
+    except RuntimeError:
+        pass
+    return (t0 + 1,)
+
+
+def _float64_input_and_its_complex64_view():
+    x1 = (torch.arange(10, dtype=torch.float64) - 4)[1:-1]
+    return x1, x1.view(torch.complex64)
+
+
+def test_a_view_refused_as_it_moves_into_another_inputs_base_is_refused_again() -> None:
+    """Random pipelines seed 192844: x2 = x1.view(torch.complex64) of a sliced float64 x1; once
+    x1 is written, t0 (an int32 view through view_as_real(x2)) moves into x1's base, which a
+    symbolic trace refuses clearly (it cannot show the int32 view covers whole float64s). The
+    program caught that refusal at copy_ (where eager raises too), and the next read of t0
+    replayed its old view chain on x1's float64 base: torch's "view_as_real is only supported
+    for complex tensors". Now the tensor stays as it was, and the read is refused clearly again;
+    a real trace computes eager's values."""
+    want = _refused_view_then_read_again(*_float64_input_and_its_complex64_view())
+    gm = make_fx(fxinplace.functionalize(_refused_view_then_read_again))(
+        *_float64_input_and_its_complex64_view()
+    )
+    assert torch.equal(gm(*_float64_input_and_its_complex64_view())[0], want[0])
+    with pytest.raises(RuntimeError, match=r"^fxinplace\.functionalize: a Int view of a Double tensor"):
+        make_fx(fxinplace.functionalize(_refused_view_then_read_again), tracing_mode="symbolic")(
+            *_float64_input_and_its_complex64_view()
+        )
