@@ -41,12 +41,8 @@ void Walk::summarise_layout_uses() {
     layout_children_[parent].push_back(u);
     LayoutUse need = std::max(user.layout_use, layout_needs_[static_cast<size_t>(u)]);
     layout_needs_[parent] = std::max(layout_needs_[parent], need);
-    const TensorValue* view = value(u);
-    const TensorValue* base = value(user.layout_parent);
-    constexpr int32_t kBits = kConjBit | kNegBit;
-    bool another_dtype =
-        view && base &&
-        (view->dtype < 0 || base->dtype < 0 || (view->dtype & ~kBits) != (base->dtype & ~kBits));
+    // (A tensor view only: a read of the strides, sym_stride, is no dtype view.)
+    bool another_dtype = value(u) && value(user.layout_parent) && reads_as_another_dtype(u);
     viewed_as_another_dtype_[parent] =
         viewed_as_another_dtype_[parent] || another_dtype || viewed_as_another_dtype_[static_cast<size_t>(u)];
   }
