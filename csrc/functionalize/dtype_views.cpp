@@ -47,9 +47,14 @@ bool viewable_as(const at::Tensor& t, at::ScalarType dtype) {
 // size-1 dim need not be the run's either (random pipelines seed 156493:
 // _foreach_add of a transposed input of sizes (2, 3, s0, 1) records stride 1
 // in its last dim, the run gets s0), so there they are set whatever they read.
+// Nor need a fake trace's: a fake kernel lays its result out anew where the
+// real one may keep its input's strides (random pipelines seed 198507:
+// index_put of a (1,) input of stride 2 records stride 1, the run gets 2,
+// and view(torch.float32) of it raises), so a value under a fake mode (its
+// Python key) is treated as a symbolic one.
 at::Tensor with_contiguous_unit_strides(const at::Tensor& t, at::ScalarType dtype, bool reapply_views) {
   if (t.element_size() == c10::elementSize(dtype) || t.dim() == 0) return t;
-  const bool recorded_strides_may_differ = has_symbols(t);
+  const bool recorded_strides_may_differ = has_symbols(t) || t.key_set().has(c10::DispatchKey::Python);
   if (viewable_as(t, dtype) && !recorded_strides_may_differ) return t;
   // An empty tensor addresses nothing whatever its strides (random pipelines
   // seed 164760: x[:, :-1] of a (7, 1) x whose value is laid out (1, 7)).

@@ -259,3 +259,23 @@ def test_custom_op_on_a_dtype_view_of_a_transposed_input_under_a_symbolic_trace(
         check_graph=False,
     )
     assert not problems, "\n".join(problems)
+
+
+def test_custom_op_on_a_dtype_view_of_a_written_strided_input_under_a_fake_trace() -> None:
+    """Random pipelines seed 198507: x1 = t[::2] of sizes (1,), stride 2, written by
+    index_put_, then an op mutates a float32 view of its bytes. The op's base is x1's value
+    viewed as float32 as a whole; the fake kernel of index_put recorded stride 1 for the
+    result, the real kernel keeps the input's 2, and the graph raised "stride(-1) must be 1
+    to view Double as Float" at every trace but the real one. A fake trace's size-1 strides
+    are treated as a symbolic trace's: set as a contiguous layout has them."""
+
+    def f(x1, pos):
+        x1.index_put_((pos,), torch.full_like(x1.narrow(0, 0, 1), 2.5))
+        add_one_(x1.view(-1)[-1].view(torch.int64).view(1, -1).view(torch.int32)[-1].view(torch.float32))
+        return (x1 * 2,)
+
+    def make_args():
+        return (torch.arange(2.0, dtype=torch.float64)[::2], torch.tensor([0]))
+
+    problems = eager_parity_problems(f, make_args, tracing_modes=("real", "fake"), check_graph=False)
+    assert not problems, "\n".join(problems)
