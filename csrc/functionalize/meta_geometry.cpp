@@ -105,6 +105,36 @@ at::Tensor with_gapped_layout_of(const at::Tensor& t, const at::Tensor& like) {
       .as_strided_symint(like.sym_sizes(), like.sym_strides(), like.sym_storage_offset());
 }
 
+namespace {
+
+// `t` (`like`'s sizes and strides but in size-1 dims) with `like`'s strides in
+// its size-1 dims too. Such a stride addresses nothing, but TensorIterator
+// orders dims by stride, size-1 dims included, so the layout of a result
+// computed from the tensor follows it: a kernel's result keeps its input's
+// stride there or not (index_add of x1 of sizes (3, 7, 1), strides
+// (7, 1, 42), gives stride 1), and `t0 | t0` of a view of it came out
+// (3, 15, 1, 1) where eager's is (1, 15, 5, 45) (random pipelines seed 200786).
+// Only where the strides recorded differ: as_strided bakes in the sizes,
+// which a symbolic trace keeps only where it specialized them (a dim that is
+// 1 at the traced sizes, x1 = a[1:] of a (2, 1) a, may be 2 at the next run
+// of a graph that never reads its size).
+at::Tensor with_unit_strides_of(const at::Tensor& t, const at::Tensor& like, bool views) {
+  // Decided without guards: a symbolic trace must not specialize a size.
+  if (!known_true(t.sym_numel().sym_ne(0))) return t;  // maybe addresses nothing, laid out anyhow
+  bool differs = false;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (known_true(t.sym_size(d).sym_eq(1)))
+      differs = differs || !TORCH_GUARD_OR_TRUE(t.sym_stride(d).sym_eq(like.sym_stride(d)));
+  if (!differs) return t;
+  if (views) return t.as_strided_symint(like.sym_sizes(), like.sym_strides(), t.sym_storage_offset());
+  // as_strided_scatter keeps its input's layout; at its own geometry it writes every element.
+  return at::as_strided_scatter_symint(
+      at::empty_strided_symint(like.sym_sizes(), like.sym_strides(), t.options()), t, like.sym_sizes(),
+      like.sym_strides(), 0);
+}
+
+}  // namespace
+
 at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, bool views) {
   // Decided without guards on data-dependent sizes (a boolean mask's
   // x[x > 0]): what cannot be decided leaves `t` as it is.
@@ -123,7 +153,7 @@ at::Tensor with_dense_layout_of(const at::Tensor& t, const at::Tensor& like, boo
   const bool traced = t.key_set().has(c10::DispatchKey::Python);
   const bool same_offset =
       traced || TORCH_GUARD_OR_TRUE(t.sym_storage_offset().sym_eq(like.sym_storage_offset()));
-  if (same && (same_offset || !views)) return t;
+  if (same && (same_offset || !views)) return with_unit_strides_of(t, like, views);
   if (!same_offset || !TORCH_GUARD_OR_FALSE(like.unsafeGetTensorImpl()->sym_is_non_overlapping_and_dense()))
     return views ? with_gapped_layout_of(t, like) : t;
   if (!views) {

@@ -743,3 +743,28 @@ def test_input_written_whole_by_one_resize_then_shrunk_by_another_keeps_the_firs
         return make
 
     _check(f, make_args(7), resized_args=make_args(11))
+
+
+def test_a_written_inputs_size_one_strides_stay_eagers_for_the_layout_of_later_results() -> None:
+    """Random pipelines seed 200786: x1, a diagonal of a channels_last input, has sizes
+    (3, n, 1) and strides (n, 1, 3n). index_add_ writes it; the functional index_add gives
+    stride 1 to the size-1 dim. A size-1 dim's stride addresses nothing, but TensorIterator
+    orders dims by stride, so `t0 | t0` of a view of x1 was laid out (3, 15, 1, 1) where
+    eager's is (1, 15, 5, 45). The written value takes eager's strides there too."""
+
+    def f(x1):
+        x1.index_add_(0, torch.tensor([1]), torch.ones_like(x1.narrow(0, 0, 1)))
+        t0 = x1.expand(3, *x1.shape)[:, :, 1:-1]
+        t0.transpose_(0, 2)
+        return ((t0 | t0).clone(),)
+
+    def make_args(n):
+        x0 = (torch.arange(3 * n).reshape(1, 1, 3, n) % 2).bool()
+        return (x0.contiguous(memory_format=torch.channels_last).diagonal(),)
+
+    _check(
+        f,
+        lambda: make_args(7),
+        tracing_modes=("real", "fake", "symbolic"),
+        resized_args=lambda: make_args(11),
+    )
