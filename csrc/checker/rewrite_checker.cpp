@@ -275,15 +275,28 @@ class Checker {
   // a commutative op (node.commutative_pair) the first two operands may come
   // in either order (`b.add_(a)` for the functional `add(a, b)`): the value is
   // the same either way.
+  //
+  // A functional operand read only for its shape and dtype (zeros_like's self)
+  // may have no counterpart at all: `fill_(d, 0)` standing for `zeros_like(x)`
+  // (a memory plan's write into a dead buffer d) reads nothing of x, and what
+  // x contributed, the result's shape and dtype, is checked where the result
+  // is read.
   void compare_reads(const CheckNode& node, const CheckNode& twin) {
     // kOut: the out= buffer comes last, beyond the functional op's operands.
     const size_t extra = node.write_rule == WriteRule::kOut ? 1 : 0;
-    if (node.reads.size() != twin.reads.size() + extra)
-      throw Found{-1, CheckReason::kOperandCount,
-                  "has " + std::to_string(node.reads.size()) + " tensor operands; functional node " +
-                      twin.name + " has " + std::to_string(twin.reads.size())};
-    std::vector<size_t> order(twin.reads.size());
-    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::vector<size_t> order;
+    for (size_t k = 0; k < twin.reads.size(); ++k) order.push_back(k);
+    if (node.reads.size() != twin.reads.size() + extra) {
+      std::vector<size_t> valued;
+      for (size_t k = 0; k < twin.reads.size(); ++k)
+        if (twin.reads[k].values_read) valued.push_back(k);
+      if (node.reads.size() != valued.size() + extra)
+        throw Found{-1, CheckReason::kOperandCount,
+                    "has " + std::to_string(node.reads.size() - extra) +
+                        " tensor operands; functional node " + twin.name + " has " +
+                        std::to_string(twin.reads.size())};
+      order = valued;
+    }
     try {
       compare_in_order(node, twin, order);
     } catch (const Found& first) {

@@ -300,32 +300,46 @@ class MemoryWalk {
     // 2, and view.dtype of it raised (random pipelines seed 140296). Such a
     // result takes even a buffer of its recorded layout laid out anew.
     const bool layout_as_recorded = !has_a_size_one_dim(i);
+    // Holding a buffer from its death to this op must not raise the peak
+    // (Inductor's rule): the op then allocates nothing, so only the window
+    // between matters. The most recently freed buffer of a list has the
+    // shortest window of its list; a buffer of the result's layout is tried
+    // first, then (for a result laid anywhere) one of its byte count, which
+    // may have died later than every buffer of the layout.
+    bool raised_peak = false;
+    auto holdable = [&](StorageId dead) {
+      if (dead < 0) return false;
+      const bool fits = !raises_peak(by_root_[at(dead)], i, live, peak);
+      raised_peak = raised_peak || !fits;
+      return fits;
+    };
     StorageId dead = layout_as_recorded || can_restride ? most_recent_free(free_, key_of(i), escapes) : -1;
-    bool restrided = dead >= 0 && !layout_as_recorded;
-    if (dead < 0 && can_restride) {
-      dead = most_recent_free(free_by_size_, size_key_of(i), escapes);
-      restrided = dead >= 0 && (!layout_as_recorded || key_of(by_root_[at(dead)].donor) != key_of(i));
-    }
-    if (dead < 0) {
-      d.reason = MemoryReason::kNoDeadBuffer;
-      return;
+    bool restrided = !layout_as_recorded;
+    if (!holdable(dead)) {
+      dead = can_restride ? most_recent_free(free_by_size_, size_key_of(i), escapes) : -1;
+      restrided = !layout_as_recorded || (dead >= 0 && key_of(by_root_[at(dead)].donor) != key_of(i));
+      if (!holdable(dead)) {
+        d.reason = raised_peak ? MemoryReason::kWouldRaisePeak : MemoryReason::kNoDeadBuffer;
+        return;
+      }
     }
     ClassState& donor = by_root_[at(dead)];
-    // Holding the buffer from its death to this op must not raise the peak
-    // (Inductor's rule): the op then allocates nothing, so only the window
-    // between matters.
     auto lo = at(donor.death) + 1;
     auto hi = at(i) - 1;
-    if (lo <= hi && live.max(lo, hi) + donor.bytes > peak) {
-      d.reason = MemoryReason::kWouldRaisePeak;
-      return;
-    }
     live.add(lo, hi, donor.bytes);
     d.reason = MemoryReason::kReused;
     d.donor = donor.donor;
     d.restrided = restrided;
     d.freed_after = donor.death;
     take(own, dead);
+  }
+
+  // Whether holding `donor`'s buffer from its death until `i` takes it would
+  // raise the modelled peak.
+  static bool raises_peak(const ClassState& donor, NodeId i, const LiveBytes& live, Int peak) {
+    auto lo = at(donor.death) + 1;
+    auto hi = at(i) - 1;
+    return lo <= hi && live.max(lo, hi) + donor.bytes > peak;
   }
 
   // The op's result now lives in the dead class's buffer: one class, which

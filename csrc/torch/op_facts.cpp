@@ -172,6 +172,28 @@ void find_out_overload(const std::string& name, const c10::FunctionSchema& schem
   facts.has_out = matches == 1;
 }
 
+// `.Scalar` overloads that ATen defines as their `.Tensor` sibling applied to
+// wrapped_scalar_tensor(other) (BinaryOps.cpp), with the same other arguments.
+void find_tensor_sibling_out(const std::string& name, const std::string& overload, OpFacts& facts) {
+  static const std::unordered_set<std::string> names = {"aten::add", "aten::sub", "aten::mul", "aten::div"};
+  if (!names.count(name)) return;
+  std::string sibling;
+  if (overload == "Scalar")
+    sibling = "Tensor";
+  else if (overload == "Scalar_mode")
+    sibling = "Tensor_mode";
+  else
+    return;
+  auto handle = c10::Dispatcher::singleton().findSchema({name, sibling});
+  if (!handle) return;
+  OpFacts tensor_facts;
+  find_out_overload(name, handle->schema(), tensor_facts);
+  if (!tensor_facts.has_out) return;
+  facts.tensor_sibling_out_overload = tensor_facts.out_overload;
+  facts.tensor_sibling_out_arg_name = tensor_facts.out_arg_name;
+  facts.has_tensor_sibling_out = true;
+}
+
 }  // namespace
 
 OpFacts op_facts(const std::string& name, const std::string& overload) {
@@ -223,6 +245,7 @@ OpFacts op_facts(const std::string& name, const std::string& overload) {
   facts.commutative = facts.has_inplace && is_commutative(name, overload);
   facts.inplace_stores_converted = facts.has_inplace && stores_converted(name);
   find_out_overload(name, schema, facts);
+  find_tensor_sibling_out(name, overload, facts);
   return facts;
 }
 

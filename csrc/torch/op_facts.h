@@ -63,6 +63,17 @@ struct OpFacts {
   std::string out_overload;
   std::string out_arg_name;
   bool has_out = false;
+  // For a `.Scalar` arithmetic overload (add, sub, mul, div) whose own out=
+  // form is generated (it computes and copies): the out= overload of its
+  // `.Tensor` sibling, which computes the same values with the scalar passed
+  // as is (the dispatcher wraps it as a wrapped-number tensor, and ATen runs
+  // `div.Scalar(x, s)` as exactly `div.Tensor(x, wrapped(s))`):
+  //   y = div.Scalar(x, 3.0)   ->   y = div.out(x, 3.0, out=d)
+  // Only where the `.Scalar` overload has no backend kernel of its own on the
+  // device (the caller asks has_backend_kernel), so it is that composite.
+  std::string tensor_sibling_out_overload;
+  std::string tensor_sibling_out_arg_name;
+  bool has_tensor_sibling_out = false;
 };
 
 // `name` is qualified ("aten::add"), `overload` may be empty for `.default`.

@@ -22,11 +22,20 @@ const MemoryDecision& memory_at(const Plan& p, NodeId n) {
   return p.memory.decisions.at(static_cast<size_t>(n));
 }
 
-// mm-like: no in-place form, not pointwise, an out= kernel; 64 bytes of {4, 4}.
-NodeId matmul(Builder& b, NodeId x, NodeId w, bool out_kernel = true, int32_t device = 0) {
-  NodeId n = b.op({x, w}, {4, 4}, /*has_inplace=*/false, /*pointwise=*/false);
-  b.memory_facts(n, 64, out_kernel, device);
+// An op that allocates its result as mm does: no in-place form, not
+// pointwise; `bytes` of `sizes`, an out= kernel on `device` (or none).
+// `restridable`: the result may be laid out anew over a buffer of its byte
+// count (it or its size-1 dims' strides need not be the recorded ones).
+NodeId allocating(Builder& b, std::vector<NodeId> reads, std::vector<Int> sizes, Int bytes,
+                  bool restridable = false, bool out_kernel = true, int32_t device = 0) {
+  NodeId n = b.op(std::move(reads), std::move(sizes), /*has_inplace=*/false, /*pointwise=*/false);
+  b.memory_facts(n, bytes, out_kernel, device, restridable);
   return n;
+}
+
+// mm-like; 64 bytes of {4, 4}.
+NodeId matmul(Builder& b, NodeId x, NodeId w, bool out_kernel = true, int32_t device = 0) {
+  return allocating(b, {x, w}, {4, 4}, 64, /*restridable=*/false, out_kernel, device);
 }
 
 }  // namespace
@@ -127,10 +136,8 @@ TEST(MemoryPlan, AResultLaidOutAnewTakesABufferOfItsByteCountUnlessTheCallerGets
     NodeId w = b.input({4, 4});
     NodeId m1 = matmul(b, x, w);
     NodeId m2 = matmul(b, m1, w);
-    NodeId r = b.op({m2}, {2, 8}, /*has_inplace=*/false, /*pointwise=*/false);
-    b.memory_facts(r, 64, true, 0, /*restridable=*/true);
-    NodeId k = b.op({r}, {8, 2}, /*has_inplace=*/false, /*pointwise=*/false);
-    b.memory_facts(k, 64, true, 0, /*restridable=*/true);
+    NodeId r = allocating(b, {m2}, {2, 8}, 64, /*restridable=*/true);
+    NodeId k = allocating(b, {r}, {8, 2}, 64, /*restridable=*/true);
     if (how == Returned::kInternallyAndAViewToTheCaller)
       b.output({k, b.view(k, strided({16}, {1}))});
     else
@@ -160,12 +167,9 @@ TEST(MemoryPlan, AResultWithASizeOneDimTakesABufferOfItsLayoutOnlyLaidOutAnew) {
     Builder b;
     NodeId x = b.input({4, 4});
     NodeId v = b.input({1, 1});
-    NodeId m1 = b.op({x, x}, {4, 1}, /*has_inplace=*/false, /*pointwise=*/false);
-    b.memory_facts(m1, 16, true, 0, restridable);
-    NodeId m2 = b.op({m1, v}, {4, 1}, /*has_inplace=*/false, /*pointwise=*/false);
-    b.memory_facts(m2, 16, true, 0, restridable);
-    NodeId m3 = b.op({m2, v}, {4, 1}, /*has_inplace=*/false, /*pointwise=*/false);
-    b.memory_facts(m3, 16, true, 0, restridable);
+    NodeId m1 = allocating(b, {x, x}, {4, 1}, 16, restridable);
+    NodeId m2 = allocating(b, {m1, v}, {4, 1}, 16, restridable);
+    NodeId m3 = allocating(b, {m2, v}, {4, 1}, 16, restridable);
     NodeId y = b.op({m3}, {}, /*has_inplace=*/false, /*pointwise=*/false);
     b.output({y});
     Plan p = b.plan(planning_memory());
@@ -239,4 +243,32 @@ TEST(MemoryPlan, AComparisonWrittenThroughItsCastLeavesNoBuffer) {
   EXPECT_EQ(memory_at(p, n).reason, MemoryReason::kWrittenInPlace);
   EXPECT_NE(memory_at(p, w).donor, c);
   EXPECT_NE(memory_at(p, w).reason, MemoryReason::kReused);
+}
+
+// a = f(x) {4, 4}; b = g(x) {2, 8}; s = h(a); big = k(x) {16, 16}; t = h(big);
+// u = h(b, t); r = m(t, u) {4, 4}; y = h(r); return y, s. a, of r's layout,
+// died before the peak at big: held until r it would raise the peak. b has
+// r's byte count and died just before r: r takes it, laid out anew.
+TEST(MemoryPlan, ABufferOfTheByteCountThatDiedLaterIsTakenWhereTheLayoutsOneWouldRaiseThePeak) {
+  for (bool restridable : {true, false}) {
+    SCOPED_TRACE(restridable);
+    Builder b;
+    NodeId x = b.input({4, 4});
+    NodeId a = allocating(b, {x}, {4, 4}, 64, restridable);
+    NodeId same_bytes = allocating(b, {x}, {2, 8}, 64, restridable);
+    NodeId s = allocating(b, {a}, {}, 4);
+    NodeId big = allocating(b, {x}, {16, 16}, 1024);
+    NodeId t = allocating(b, {big}, {}, 4);
+    NodeId u = allocating(b, {same_bytes, t}, {}, 4);
+    NodeId r = allocating(b, {t, u}, {4, 4}, 64, restridable);
+    b.output({allocating(b, {r}, {}, 4), s});
+    Plan p = b.plan(planning_memory());
+    if (restridable) {
+      EXPECT_EQ(memory_at(p, r).reason, MemoryReason::kReused);
+      EXPECT_EQ(memory_at(p, r).donor, same_bytes);
+      EXPECT_TRUE(memory_at(p, r).restrided);
+    } else {
+      EXPECT_EQ(memory_at(p, r).reason, MemoryReason::kWouldRaisePeak);
+    }
+  }
 }

@@ -42,6 +42,15 @@ _SCATTER_VIEWS = {
     "aten::diagonal_scatter": _aten.diagonal.default,
     "aten::as_strided_scatter": _aten.as_strided.default,
 }
+# Factories of a constant tensor, by schema name: the value every element holds (or the
+# name of the argument that gives it). A memory plan writes one into a dead buffer as
+# `fill_(d, value)`.
+_CONSTANT_FACTORIES: dict[str, Any] = {
+    **dict.fromkeys(("aten::zeros", "aten::zeros_like", "aten::new_zeros"), 0),
+    **dict.fromkeys(("aten::ones", "aten::ones_like", "aten::new_ones"), 1),
+    **dict.fromkeys(("aten::full", "aten::full_like", "aten::new_full"), "fill_value"),
+    "aten::scalar_tensor": "s",
+}
 _CLONES = {"aten::clone", "aten::alias_copy", "aten::lift_fresh_copy", "aten::detach_copy"}
 # Tensor-tensor overloads, by (schema name, overload name), whose two tensor operands
 # commute, so that `b.foo_(a)` may stand for `foo(a, b)`. add.Tensor only without alpha

@@ -17,6 +17,7 @@ from fxinplace._checker.ops import (
     _AFV2,
     _CLONES,
     _COMMUTATIVE,
+    _CONSTANT_FACTORIES,
     _METADATA_QUERIES,
     _SCATTER_VIEWS,
     _SHAPE_ONLY,
@@ -376,6 +377,12 @@ class _Translator(_CustomOpRules):
             self.slice_backward_into_buffer(self.functional.index_of.get(node.name, -1))
         elif target is _aten.zero_.default and twin is None:
             self.zero_fill()
+        elif (
+            target is _aten.fill_.Scalar
+            and getattr(twin, "_schema", None) is not None
+            and (twin._schema.name in _CONSTANT_FACTORIES)
+        ):
+            self.fill_into_buffer(twin, self.functional.index_of.get(node.name, -1))
         elif target is _aten.copy_.default:
             # A scatter rewritten as view + copy_. A copy_ between dtypes converts values,
             # which the tag model does not follow (the functional scatter's converted
@@ -546,6 +553,29 @@ class _Translator(_CustomOpRules):
         reads = [("self", dst.source, dst.ref, False)]
         effects = [self.zeros(self.value)]
         self.rec.add(self.node, -1, [], reads, effects, rule=_RULE_INPLACE, pointwise=True, self_operand=0)
+
+    def fill_into_buffer(self, functional_target: Any, counterpart: int) -> None:
+        """`fill_(d, v)` standing for a functional constant factory (`zeros`, `full_like`, ...,
+        as a memory plan writes one into a dead buffer d): d is not read, and every element
+        becomes the factory's value, which v must be."""
+        want = _CONSTANT_FACTORIES[functional_target._schema.name]
+        if isinstance(want, str):  # the factory's argument of that name
+            want = self.functional.scalars.get(self.node.name, {}).get(want)
+        value = _bind(self.target, self.args, self.kwargs)["value"]
+        if _scalar_view(value) != _scalar_view(want):
+            self.rec.finding(
+                _REASON.wrong_argument,
+                f"fills with {_show(value)} where the functional graph's {_op_name(functional_target)} "
+                f"fills with {_show(want)}",
+                self.node,
+            )
+            return
+        dst = _bind(self.target, self.snap_args, self.snap_kwargs)["self"]
+        reads = [("out", dst.source, dst.ref, False)]
+        effects = [self.fill(self.value, ("out", 0))]
+        self.rec.add(
+            self.node, counterpart, [], reads, effects, rule=_RULE_OUT, pointwise=True, self_operand=0
+        )
 
     def slice_backward_into_buffer(self, counterpart: int) -> None:
         """`copy_(slice(d, ...), grad)` standing for the functional `slice_backward(grad, ...)`

@@ -17,7 +17,8 @@ from fxinplace._reinplace.size_exprs import SizeSources, SizeWriter
 from fxinplace._reinplace.symbolic import Symbols, is_static
 
 _DEVICE_CODES: dict[tuple[str, int | None], int] = {}
-# (out= overload, device type) -> whether the dispatcher has a backend kernel for it.
+# (overload, device type) -> whether the dispatcher has a backend kernel for it. Keyed by
+# id(): the overloads are torch.ops attributes, alive as long as the process.
 _BACKEND_OUT: dict[tuple[int, str], bool] = {}
 
 
@@ -28,6 +29,16 @@ _COPIES = (torch.ops.aten.clone.default, torch.ops.aten._to_copy.default)
 # a dead buffer d as `zero_(d)` and `copy_(slice(d, dim, start, end, step), g)` (its out= form
 # is a generated one, which would allocate and copy).
 _SLICE_BACKWARD = torch.ops.aten.slice_backward.default
+# Factories of a constant tensor (no out= kernel of their own: their out= forms are generated):
+# written into a dead buffer d as `fill_(d, value)`, which converts the value to d's dtype as
+# the factory converts it to its result's. The value: a constant, or the argument named so.
+_aten = torch.ops.aten
+_FILLS: dict[Any, Any] = {
+    **dict.fromkeys((_aten.zeros.default, _aten.zeros_like.default, _aten.new_zeros.default), 0),
+    **dict.fromkeys((_aten.ones.default, _aten.ones_like.default, _aten.new_ones.default), 1),
+    **dict.fromkeys((_aten.full.default, _aten.full_like.default, _aten.new_full.default), "fill_value"),
+    _aten.scalar_tensor.default: "s",
+}
 
 
 class MemoryFacts:
@@ -39,15 +50,19 @@ class MemoryFacts:
         # node -> (sizes, strides) of each result the plan may lay into a buffer of another
         # layout (the values the sizes were judged on, for `apply_memory_plan`).
         self.layouts: dict[Node, tuple[Any, Any]] = {}
+        # node -> (out= overload, its out argument's name) of each op that can write into a
+        # given buffer through an out= kernel (for `apply_memory_plan`).
+        self.outs: dict[Node, tuple[torch._ops.OpOverload, str]] = {}
 
     def __call__(self, node: Node, env: dict[Node, Any]) -> tuple | None:
         """(device code, result bytes, can write into a given buffer, byte count, may be laid
         into a buffer of another layout) of a node whose value is one tensor: a graph input, a
         tensor an ATen op allocates, or a getitem; None for others. An op can write into a
         buffer through an out= kernel of its own on the device (not a generated one that
-        computes and copies), or, for a same-device clone or _to_copy, as a `copy_` into it.
-        Bytes of symbolic sizes are size hints (the peak model's only input); 0 when a size
-        has no hint (unbacked), which keeps the node out of the plan. The byte count is the
+        computes and copies), or, for a same-device clone or _to_copy, as a `copy_` into it,
+        and for a constant factory (zeros, full_like, ...) as a `fill_` of it. Bytes of
+        symbolic sizes are size hints (the peak model's only input); 0 when a size has no hint
+        (unbacked), which keeps the node out of the plan. The byte count is the
         planner's extent of numel * element size (a Symbol per distinct expression)."""
         target = node.target
         if node.op == "placeholder":
@@ -62,11 +77,16 @@ class MemoryFacts:
             writes_into = _copies_on_its_device(node, value, env)
         elif target is _SLICE_BACKWARD:  # zero_(d) and a copy_ into its slice
             writes_into = value.layout == torch.strided
+        elif target in _FILLS:  # fill_(d, value)
+            writes_into = value.layout == torch.strided and not node.kwargs.get("pin_memory", False)
         elif isinstance(target, torch._ops.OpOverload):
             info = op_info(target)
             if info.mutates or not info.result_is_fresh:
                 return None
-            writes_into = info.out is not None and _backend_out(info.out, device.type)
+            out = _out_kernel(target, info, device.type)
+            writes_into = out is not None
+            if out is not None:
+                self.outs[node] = out
         else:
             return None
         code = _DEVICE_CODES.setdefault((device.type, device.index), len(_DEVICE_CODES))
@@ -138,11 +158,30 @@ def _bytes_hint(t: torch.Tensor) -> int:
     return n
 
 
-def _backend_out(out: torch._ops.OpOverload, device_type: str) -> bool:
-    key = (id(out), device_type)
+def _out_kernel(target: torch._ops.OpOverload, info: Any, device_type: str) -> tuple | None:
+    """(out= overload, its out argument's name) through which `target` computes its result into
+    a given buffer on the device with a kernel of the backend's own; None where only a generated
+    out= form exists (it computes and copies, saving nothing). `div.Scalar`'s own out= form is
+    generated, but where div.Scalar is ATen's composite (no backend kernel of its own) it runs as
+    div.Tensor of the wrapped scalar, whose out= kernel is real: `div.out(x, 3.0, out=d)`
+    computes the same values (T5's backward divides gradients by a count that way)."""
+    if info.out is not None and _backend_kernel(info.out, device_type):
+        return info.out, info.out_arg_name
+    sibling = info.tensor_sibling_out
+    if (
+        sibling is not None
+        and not _backend_kernel(target, device_type)
+        and _backend_kernel(sibling, device_type)
+    ):
+        return sibling, info.tensor_sibling_out_arg_name
+    return None
+
+
+def _backend_kernel(op: torch._ops.OpOverload, device_type: str) -> bool:
+    key = (id(op), device_type)
     found = _BACKEND_OUT.get(key)
     if found is None:
-        schema = out._schema
+        schema = op._schema
         found = _BACKEND_OUT[key] = _C.planner.has_backend_kernel(
             schema.name, schema.overload_name, device_type
         )
@@ -151,7 +190,8 @@ def _backend_out(out: torch._ops.OpOverload, device_type: str) -> bool:
 
 def apply_memory_plan(nodes: list[Node], plan: _C.planner.Plan, facts: MemoryFacts) -> None:
     """`y = f(args)` -> `y = f.out(args, out=d)` (`clone(x)`, `_to_copy(x)`: `copy_(d, x)`;
-    `slice_backward(g, ...)`: `zero_(d)` and `copy_(slice(d, ...), g)`) for each reuse the plan
+    `slice_backward(g, ...)`: `zero_(d)` and `copy_(slice(d, ...), g)`; `full(sizes, v)`,
+    `zeros_like(x)`, ...: `fill_(d, v)`) for each reuse the plan
     made: `d` is the node whose tensor is the dead buffer (the same sizes, strides, dtype and
     device as y), or, where the plan says the buffer is laid out otherwise,
     `as_strided(d, y's sizes, y's strides, 0)` (the same byte count). No facts (the graph
@@ -171,10 +211,34 @@ def apply_memory_plan(nodes: list[Node], plan: _C.planner.Plan, facts: MemoryFac
             node.args, node.kwargs = (into, node.args[0]), {}
         elif node.target is _SLICE_BACKWARD:
             holder[node] = _zeroed_with_slice(node, into)
+        elif node.target in _FILLS:
+            value = _fill_value(node)
+            node.target = torch.ops.aten.fill_.Scalar
+            node.args, node.kwargs = (into, value), {}
         else:
-            info = op_info(node.target)
-            node.target = info.out
-            node.kwargs = {**node.kwargs, info.out_arg_name: into}
+            out, out_arg_name = facts.outs[node]
+            if out is not op_info(node.target).out:  # the .Tensor sibling's out= of a .Scalar op
+                node.args, node.kwargs = _keyword_after_self_and_other(node)
+            node.target = out
+            node.kwargs = {**node.kwargs, out_arg_name: into}
+
+
+def _fill_value(node: Node) -> Any:
+    """The value a constant factory (`_FILLS`) fills its result with, however it was passed."""
+    value = _FILLS[node.target]
+    if not isinstance(value, str):
+        return value
+    names = [a.name for a in node.target._schema.arguments]
+    position = names.index(value)
+    return node.args[position] if position < len(node.args) else node.kwargs[value]
+
+
+def _keyword_after_self_and_other(node: Node) -> tuple[tuple, dict]:
+    """`add.Scalar(x, 2.0, 3)` as `(x, 2.0), {alpha: 3}`: the `.Tensor` overloads' out= forms
+    take every argument after `self` and `other` by keyword (`add.out(x, y, *, alpha, out)`)."""
+    names = [a.name for a in node.target._schema.arguments]
+    extra = {names[k]: v for k, v in enumerate(node.args[2:], start=2)}
+    return tuple(node.args[:2]), {**extra, **node.kwargs}
 
 
 def _zeroed_with_slice(node: Node, into: Node) -> Node:

@@ -34,6 +34,10 @@ class OpInfo:
     commutative: bool  # foo(a, b) == foo(b, a) (add.Tensor: only without alpha)
     out: torch._ops.OpOverload | None  # `foo.out`, for an elementwise foo that has one
     out_arg_name: str
+    # `foo.out` of foo.Tensor for `foo.Scalar` (add, sub, mul, div), which computes the same
+    # values with the scalar passed as is (see OpFacts::tensor_sibling_out_overload)
+    tensor_sibling_out: torch._ops.OpOverload | None
+    tensor_sibling_out_arg_name: str
 
 
 # Keyed by id(): OpOverload's __hash__ runs in Python and this is the hot path.
@@ -59,6 +63,9 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
     inplace = _overload(schema.name + "_", facts.inplace_overload) if facts.has_inplace else None
     inverted = _overload(*facts.inverted_view) if facts.scatter != _C.planner.ScatterKind.NONE else None
     out = _overload(schema.name, facts.out_overload) if facts.has_out else None
+    sibling_out = (
+        _overload(schema.name, facts.tensor_sibling_out_overload) if facts.has_tensor_sibling_out else None
+    )
     return OpInfo(
         facts,
         inplace,
@@ -76,4 +83,6 @@ def _read(target: torch._ops.OpOverload) -> OpInfo:
         commutative=facts.commutative,
         out=out,
         out_arg_name=facts.out_arg_name,
+        tensor_sibling_out=sibling_out,
+        tensor_sibling_out_arg_name=facts.tensor_sibling_out_arg_name,
     )

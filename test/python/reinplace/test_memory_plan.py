@@ -459,3 +459,68 @@ def test_a_buffer_whose_recorded_size_one_strides_are_not_the_kernels_is_laid_ou
     gm, unplanned, report = _planned(_zeroed_then_clamped_and_viewed_as_half, args, mode="symbolic")
     assert _reuses(gm) == {"clamp": "as_strided(zero)"}, report.explain()
     _same_as_unplanned_and_eager(_zeroed_then_clamped_and_viewed_as_half, gm, unplanned, args)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize(
+    ("scalar_op", "out"),
+    [
+        (lambda y: aten.div.Scalar(y, 3.0), aten.div.out),
+        (lambda y: aten.div.Scalar_mode(y, 0.7, rounding_mode="floor"), aten.div.out_mode),
+        (lambda y: aten.mul.Scalar(y, 1 / 3), aten.mul.out),
+        (lambda y: aten.add.Scalar(y, 0.1, 3), aten.add.out),  # alpha passed by position
+        (lambda y: aten.sub.Scalar(y, 0.1), aten.sub.out),
+    ],
+    ids=["div", "div_mode", "mul", "add_alpha", "sub"],
+)
+def test_a_scalar_op_writes_a_dead_buffer_through_its_tensor_siblings_out(scalar_op, out, dtype):
+    """`div.Scalar`'s own out= form is generated (computes and copies): the op allocated even
+    beside a dead buffer of its size (T5's backward divides gradients by a count so). ATen
+    runs it as div.Tensor of the wrapped scalar, whose out= kernel is real, so
+    `div.out(y2, 3.0, out=y1)` computes the same bits into the dead buffer."""
+
+    def f(a, b):
+        y1 = torch.mm(a, b)
+        y2 = torch.mm(y1, b)  # y1 dies here
+        y3 = scalar_op(y2)  # y2 is read later: not in place; y1's buffer instead
+        return (y2 + y3,)
+
+    args = (torch.randn(4, 4, dtype=dtype), torch.randn(4, 4, dtype=dtype))
+    gm, unplanned, report = _planned(f, args)
+    written = [n for n in gm.graph.nodes if n.op == "call_function" and "out" in n.kwargs]
+    assert [(n.target, _reuses(gm)[n.name]) for n in written] == [(out, "mm")], gm.code
+    _same_as_unplanned_and_eager(f, gm, unplanned, args)
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        lambda y: aten.zeros.default([4, 4], dtype=y.dtype),
+        lambda y: aten.full.default([4, 4], 2.5, dtype=y.dtype),
+        lambda y: aten.zeros_like.default(y),
+        lambda y: aten.ones_like.default(y),
+        lambda y: aten.full_like.default(y, 1 / 3),
+        lambda y: aten.new_zeros.default(y, [4, 4]),
+        lambda y: aten.new_full.default(y, [4, 4], fill_value=-7),
+    ],
+    ids=["zeros", "full", "zeros_like", "ones_like", "full_like", "new_zeros", "new_full_kwarg"],
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_a_constant_factory_fills_a_dead_buffer(factory, dtype):
+    """Factories of constant tensors have generated out= forms only (T5 builds its attention
+    mask and position bias with full_like, zeros_like and zeros): `fill_(d, v)` of a dead
+    buffer d computes the same tensor, the value converted to d's dtype as the factory
+    converts it."""
+
+    def f(a, b):
+        y1 = torch.mm(a, b)
+        y2 = torch.mm(y1, b)  # y1 dies here
+        c = factory(y2)
+        return (torch.addcmul(y2, c, y2),)
+
+    args = (torch.randn(4, 4, dtype=dtype), torch.randn(4, 4, dtype=dtype))
+    gm, unplanned, report = _planned(f, args)
+    filled = [n for n in gm.graph.nodes if n.target is aten.fill_.Scalar]
+    assert [n.args[0].name for n in filled] == ["mm"], gm.code
+    assert not any(n.target in (aten.zeros.default, aten.full.default) for n in gm.graph.nodes), gm.code
+    _same_as_unplanned_and_eager(f, gm, unplanned, args)
