@@ -217,6 +217,7 @@ def _write_back(
             moved = False
             for left, value in before_shrinking:
                 if left is not None:  # None: at the input's own geometry
+                    _grow_storage_to_hold(original, left)
                     original.as_strided_(*left)
                     moved = True
                 original.copy_(value)
@@ -234,6 +235,21 @@ def _write_back(
             original.copy_(new_value)
 
     return (restore_before_shrinking if before_shrinking else None), write_back
+
+
+def _grow_storage_to_hold(original: torch.Tensor, left: tuple[Any, Any, Any]) -> None:
+    """Eager grew the input's storage with an out= resize before a later resize shrank the
+    input again: the layout it left behind may reach past the storage the caller passed
+    (x1 = t[1:4] of 5 elements, torch.mul(x0_7x2, 2, out=x1) makes it (7, 2) at offset 1 in 15
+    elements, then torch.sum(x0, 0, out=x1) makes it (2,); random pipelines seed 202096).
+    The storage grows as eager's did, through resize_ of the input (which only grows: where
+    the storage is large enough it keeps it). A symbolic trace cannot compare with a storage
+    size (make_fx records no proxy for one), so there it always resizes."""
+    need = geometry_extent(*left)
+    nbytes = original.untyped_storage().nbytes()
+    if type(nbytes) is int and statically_known_true(need * original.element_size() <= nbytes):
+        return
+    original.resize_((need - original.storage_offset(),))
 
 
 def _covers_elements(final: tuple[Any, Any, Any], original: torch.Tensor) -> bool:

@@ -8,6 +8,8 @@ symbolic shapes), in both remove modes.
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 from eager_parity import check as _check
@@ -743,6 +745,29 @@ def test_input_written_whole_by_one_resize_then_shrunk_by_another_keeps_the_firs
         return make
 
     _check(f, make_args(7), resized_args=make_args(11))
+
+
+def test_an_input_grown_by_one_resize_and_shrunk_by_the_next_leaves_its_grown_layout() -> None:
+    """Random pipelines seed 202096: x1 = t[1:4] of 5 elements; torch.mul(x0, 2, out=x1)
+    resizes it to (n, 2) at offset 1, growing its storage past the 5 elements, and
+    torch.sum(x0, 0, out=x1) shrinks it to (2,). The write-back restores what the first
+    resize left in the storage, at a layout the caller's storage was too small for:
+    as_strided_ raised "setStorage ... out of bounds". The storage grows as eager's did."""
+
+    def f(x0, x1):
+        torch.mul(x0, 2, out=x1)
+        torch.sum(x0, 0, out=x1)
+        return (x1 * 1,)
+
+    def make_args(n: int):
+        def make():
+            return (torch.arange(2.0 * n).reshape(2, n).t(), torch.arange(5.0)[1:4])
+
+        return make
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # eager's "an output ... was resized"
+        _check(f, make_args(7), resized_args=make_args(11))
 
 
 def test_a_written_inputs_size_one_strides_stay_eagers_for_the_layout_of_later_results() -> None:
