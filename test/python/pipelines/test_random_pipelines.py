@@ -367,3 +367,21 @@ def test_a_known_issue_seen_in_symbolic_traces_covers_no_other_pipeline() -> Non
     assert known_issue("functionalize", signature, source, "fxf-views@sym") is not None
     assert known_issue("functionalize", signature, source, "fxf-views") is None
     assert known_issue("functionalize", signature, source) is not None  # a group over pipelines
+
+
+@pytest.mark.parametrize(
+    ("line", "masked"),
+    [
+        ("    x0.reshape(*x0.shape, 1)[t0.unbind(0)[0]] = False\n", True),  # seed 200086
+        ("    x1.view(-1)[t1] = False\n", True),
+        ("    x1[t0.real > 0] += 2\n", True),
+        ("    x0.reshape(*x0.shape, 1)[0] = False\n", False),  # an integer index traces
+        ("    x1[1:3] = 2\n", False),
+    ],
+)
+def test_the_boolean_mask_issue_covers_only_writes_through_a_tensor_index(line, masked) -> None:
+    """make_fx cannot trace `t[mask] = v`; the known issue names such writes by their source line,
+    and only those: a write through integer indices is a finding when it fails."""
+    signature = "trace raised RuntimeError: It appears that you're trying to get value out of a tracing"
+    found = known_issue("functionalize", signature, "def f(x0, x1):\n" + line)
+    assert (found is not None) == masked, found

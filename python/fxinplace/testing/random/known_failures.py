@@ -69,8 +69,9 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         # a tensor index in a setitem, also one indexing a tensor itself (x1[t2[2] > 0] = v: seed 100269)
         # (the target may be a view: x1.t()[torch.conj(x0[2]).real > 0] = -2j, seed 123268,
         # also one with arguments: x1.view(-1)[t1] = False, seed 144145; an augmented one,
-        # which reads t[mask] first: ...[t0.real > 0] += (2-1j), seed 190086)
-        source=r"(?m)^ +[\w.()\-, ]+\[.*(\bx\d|\bt\d|[<>=]).*\] [^\s=]{0,2}= ",
+        # which reads t[mask] first: ...[t0.real > 0] += (2-1j), seed 190086; a target with an
+        # unpacked shape: x0.reshape(*x0.shape, 1)[t0.unbind(0)[0]] = False, seed 200086)
+        source=r"(?m)^ +[\w.()\-, *]+\[.*(\bx\d|\bt\d|[<>=]).*\] [^\s=]{0,2}= ",
     ),
     KnownIssue(
         "make_fx(tracing_mode='symbolic'): torch's symbolic diagonal() of an empty result has another "
