@@ -382,6 +382,8 @@ def test_a_known_issue_seen_in_symbolic_traces_covers_no_other_pipeline() -> Non
 def test_the_boolean_mask_issue_covers_only_writes_through_a_tensor_index(line, masked) -> None:
     """make_fx cannot trace `t[mask] = v`; the known issue names such writes by their source line,
     and only those: a write through integer indices is a finding when it fails."""
-    signature = "trace raised RuntimeError: It appears that you're trying to get value out of a tracing"
+    signature = (
+        "trace raised RuntimeError: It appears that you're trying to get value out of a tracing tensor"
+    )
     found = known_issue("functionalize", signature, "def f(x0, x1):\n" + line)
     assert (found is not None) == masked, found
