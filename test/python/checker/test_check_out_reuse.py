@@ -76,3 +76,47 @@ def test_an_out_write_overlapping_an_operand_is_caught():
         fxinplace.check_reinplaced(functional, gm, *ARGS[:2])
     assert info.value.reason == "operand_overlaps_self" and info.value.node == "mm_1", str(info.value)
     assert "writes out= out (mm) while reading operand self (t), which shares its memory" in str(info.value)
+
+
+def _zeros_after_a_dead_buffer(a, b):
+    d = torch.mm(a, b)
+    s = d.sum()
+    z = torch.zeros_like(a)
+    return z + s
+
+
+def _factory_as_fill(gm, value):
+    """The memory plan's rewrite of `zeros_like(a)` into mm's dead buffer: fill_(mm, value)."""
+    (d,) = _mm_nodes(gm)
+    (z,) = [n for n in gm.graph.nodes if n.target is aten.zeros_like.default]
+    z.target = aten.fill_.Scalar
+    z.args, z.kwargs = (d, value), {}
+    gm.recompile()
+
+
+def test_a_constant_factory_written_as_fill_of_a_dead_buffer_passes():
+    functional, gm = _functional_and_copy(_zeros_after_a_dead_buffer, *ARGS[:2])
+    _factory_as_fill(gm, 0)
+    fxinplace.check_reinplaced(functional, gm, *ARGS[:2])
+
+
+def test_a_fill_with_another_value_than_the_factorys_is_caught():
+    functional, gm = _functional_and_copy(_zeros_after_a_dead_buffer, *ARGS[:2])
+    _factory_as_fill(gm, 1)
+    with pytest.raises(fxinplace.ReinplaceCheckError) as info:
+        fxinplace.check_reinplaced(functional, gm, *ARGS[:2])
+    assert info.value.reason == "wrong_argument" and info.value.node == "zeros_like", str(info.value)
+    assert "fills with 1 where the functional graph's aten.zeros_like.default fills with 0" in str(info.value)
+
+
+def test_a_fill_of_a_buffer_read_later_is_caught():
+    def fn(a, b):
+        d = torch.mm(a, b)
+        z = torch.zeros_like(a)
+        return z + d  # d is read after z
+
+    functional, gm = _functional_and_copy(fn, *ARGS[:2])
+    _factory_as_fill(gm, 0)
+    with pytest.raises(fxinplace.ReinplaceCheckError) as info:
+        fxinplace.check_reinplaced(functional, gm, *ARGS[:2])
+    assert info.value.reason == "wrong_value" and info.value.node == "add", str(info.value)
