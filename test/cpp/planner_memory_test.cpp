@@ -22,6 +22,14 @@ const MemoryDecision& memory_at(const Plan& p, NodeId n) {
   return p.memory.decisions.at(static_cast<size_t>(n));
 }
 
+// `n` writes its result into `donor`'s dead buffer, laid out anew
+// (as_strided) or as it is.
+void expect_reused(const Plan& p, NodeId n, NodeId donor, bool restrided) {
+  EXPECT_EQ(memory_at(p, n).reason, MemoryReason::kReused);
+  EXPECT_EQ(memory_at(p, n).donor, donor);
+  EXPECT_EQ(memory_at(p, n).restrided, restrided);
+}
+
 // An op that allocates its result as mm does: no in-place form, not
 // pointwise; `bytes` of `sizes`, an out= kernel on `device` (or none).
 // `restridable`: the result may be laid out anew over a buffer of its byte
@@ -144,13 +152,9 @@ TEST(MemoryPlan, AResultLaidOutAnewTakesABufferOfItsByteCountUnlessTheCallerGets
       b.output({k});
     if (how != Returned::kToTheCaller) b.internal_output(k);
     Plan p = b.plan(planning_memory());
-    EXPECT_EQ(memory_at(p, r).reason, MemoryReason::kReused);
-    EXPECT_EQ(memory_at(p, r).donor, m1);
-    EXPECT_TRUE(memory_at(p, r).restrided);
+    expect_reused(p, r, m1, /*restrided=*/true);
     if (how == Returned::kInternally) {
-      EXPECT_EQ(memory_at(p, k).reason, MemoryReason::kReused);
-      EXPECT_EQ(memory_at(p, k).donor, m2);
-      EXPECT_TRUE(memory_at(p, k).restrided);
+      expect_reused(p, k, m2, /*restrided=*/true);
     } else {
       EXPECT_EQ(memory_at(p, k).reason, MemoryReason::kNoDeadBuffer);
     }
@@ -174,9 +178,7 @@ TEST(MemoryPlan, AResultWithASizeOneDimTakesABufferOfItsLayoutOnlyLaidOutAnew) {
     b.output({y});
     Plan p = b.plan(planning_memory());
     if (restridable) {
-      EXPECT_EQ(memory_at(p, m3).reason, MemoryReason::kReused);
-      EXPECT_EQ(memory_at(p, m3).donor, m1);
-      EXPECT_TRUE(memory_at(p, m3).restrided);
+      expect_reused(p, m3, m1, /*restrided=*/true);
     } else {
       EXPECT_EQ(memory_at(p, m3).reason, MemoryReason::kNoDeadBuffer);
     }
@@ -264,9 +266,7 @@ TEST(MemoryPlan, ABufferOfTheByteCountThatDiedLaterIsTakenWhereTheLayoutsOneWoul
     b.output({allocating(b, {r}, {}, 4), s});
     Plan p = b.plan(planning_memory());
     if (restridable) {
-      EXPECT_EQ(memory_at(p, r).reason, MemoryReason::kReused);
-      EXPECT_EQ(memory_at(p, r).donor, same_bytes);
-      EXPECT_TRUE(memory_at(p, r).restrided);
+      expect_reused(p, r, same_bytes, /*restrided=*/true);
     } else {
       EXPECT_EQ(memory_at(p, r).reason, MemoryReason::kWouldRaisePeak);
     }
