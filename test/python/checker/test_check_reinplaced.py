@@ -172,14 +172,30 @@ def _stride_of_a_size_one_dimension_read(x1):
     return torch.sigmoid(t0)
 
 
+def _without_size_one_restrides(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """The graph with the as_strided views fxinplace.functionalize puts on a written value to give
+    its size-1 dims eager's strides (random pipelines seed 200786) taken out: the functional graph
+    as a functionalization that leaves the kernel's strides there records it (the strides of a
+    size-1 dim address nothing; the values are the same)."""
+    for node in list(gm.graph.nodes):
+        if (
+            node.target is aten.as_strided.default
+            and node.args[0].meta["val"].shape == node.meta["val"].shape
+        ):
+            node.replace_all_uses_with(node.args[0])
+            gm.graph.erase_node(node)
+    gm.recompile()
+    return gm
+
+
 def test_a_changed_stride_of_a_size_one_dimension_is_not_a_changed_argument():
     """Random pipelines seed 3624: such a stride addresses nothing."""
 
     def arg():
         return torch.arange(8.0).reshape(8, 1).t()
 
-    gm = make_fx(fxinplace.functionalize(_stride_of_a_size_one_dimension_read), tracing_mode="symbolic")(
-        arg()
+    gm = _without_size_one_restrides(
+        make_fx(fxinplace.functionalize(_stride_of_a_size_one_dimension_read), tracing_mode="symbolic")(arg())
     )
     fxinplace.reinplace(gm, arg(), check=True, policy="compile")
     assert "pow_.Scalar(x1_1" in gm.code, gm.code  # the rewrite the case is about
@@ -190,7 +206,11 @@ def test_a_changed_stride_of_a_size_one_dimension_is_not_a_changed_argument():
     size, stride = scatter.args[2], scatter.args[3]
     scatter.args = (*scatter.args[:3], [stride[0], 1, stride[2]], *scatter.args[4:])
     functional = copy_functional(
-        make_fx(fxinplace.functionalize(_stride_of_a_size_one_dimension_read), tracing_mode="symbolic")(arg())
+        _without_size_one_restrides(
+            make_fx(fxinplace.functionalize(_stride_of_a_size_one_dimension_read), tracing_mode="symbolic")(
+                arg()
+            )
+        )
     )
     gm.recompile()
     with pytest.raises(fxinplace.ReinplaceCheckError) as info:
