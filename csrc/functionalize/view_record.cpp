@@ -132,8 +132,12 @@ namespace {
 // offset count whole pairs.
 bool pairs_adjacent(const at::Tensor& t) {
   if (t.dim() == 0 || !TORCH_GUARD_OR_FALSE(t.sym_stride(-1).sym_eq(1))) return false;
+  // As ATen's view_as_complex: a size-1 dim's stride may be odd (it steps
+  // over nothing; x[:, :2].unfold(0, 2, 3) of a transposed x has stride 3 there).
   for (int64_t d = 0; d + 1 < t.dim(); ++d)
-    if (!TORCH_GUARD_OR_FALSE((t.sym_stride(d) % 2).sym_eq(0))) return false;
+    if (!TORCH_GUARD_OR_FALSE(t.sym_size(d).sym_eq(1)) &&
+        !TORCH_GUARD_OR_FALSE((t.sym_stride(d) % 2).sym_eq(0)))
+      return false;
   return TORCH_GUARD_OR_FALSE((t.sym_storage_offset() % 2).sym_eq(0));
 }
 
@@ -328,11 +332,28 @@ at::Tensor whole_elements_base(const at::Tensor& base, const at::Tensor& storage
   return whole ? base : base.clone(at::MemoryFormat::Contiguous);
 }
 
+// A replay that had to copy on the way (view_as_complex of pairs that are
+// not adjacent in `base`'s layout, a dtype view at an offset that is not a
+// whole element) computes the view's values but not where it lies in
+// `base`: the copy's geometry located in `base` is other memory (random
+// pipelines seed 205307: a custom op on view_as_complex of an unfolded
+// transposed input, located in a compact copy of it, wrote another element).
 at::Tensor measure_on_meta(const at::Tensor& base, const ViewChain& views) {
-  return replay_on_meta(base, [&views](at::Tensor current) {
-    for (const auto& record : views) current = record->forward(current, /*reapply_views=*/true);
+  at::Tensor origin;
+  const ViewRecord* copied_at = nullptr;
+  at::Tensor where = replay_on_meta(base, [&](at::Tensor current) {
+    origin = current;
+    for (const auto& record : views) {
+      current = record->forward(current, /*reapply_views=*/true);
+      if (copied_at == nullptr && !current.is_alias_of(origin)) copied_at = record.get();
+    }
     return current;
   });
+  TORCH_CHECK(copied_at == nullptr, "fxinplace.functionalize: the view made by ", copied_at->op_name(),
+              " cannot be located in the memory of the tensor it views, laid out as it is here (",
+              base.sym_sizes(), ", strides ", base.sym_strides(),
+              "): its elements are not where the view needs them, so a write through it cannot be expressed");
+  return where;
 }
 
 at::Tensor ViewRecord::reverse(const at::Tensor& base, const at::Tensor& mutated_view, bool reapply_views,

@@ -279,3 +279,44 @@ def test_custom_op_on_a_dtype_view_of_a_written_strided_input_under_a_fake_trace
 
     problems = eager_parity_problems(f, make_args, tracing_modes=("real", "fake"), check_graph=False)
     assert not problems, "\n".join(problems)
+
+
+def _complex_view_of_an_unfolded_transposed_input(x0):
+    # x0 (2, n) with strides (1, 2): the pairs (x0[0, 0], x0[1, 0]) are adjacent in memory, and
+    # the unfold leaves stride 3 in a size-1 dim, which view_as_complex takes (it steps over nothing).
+    return torch.view_as_complex(x0[:, :2].unfold(0, 2, 3).chunk(2, 1)[0])
+
+
+def _transposed_input():
+    return (torch.arange(16.0).reshape(8, 2).t(),)
+
+
+def test_a_custom_op_on_a_complex_view_that_a_compact_copy_cannot_hold_is_refused_not_misplaced():
+    """Random pipelines seed 205307: with remove="mutations_and_views" the op's view is located in
+    a compact copy of x0, where the pairs are 8 apart; the replay copied the view to make the
+    pairs adjacent and took the copy's place (offset 0) for the view's place, so the op wrote
+    (x0[0, 0], x0[0, 1]) where eager writes (x0[0, 0], x0[1, 0]). A view that cannot be located
+    there is now a clear error, as with remove="mutations" (whose base cannot be seen as complex
+    as a whole)."""
+
+    def f(x0):
+        return (dtype_code_(_complex_view_of_an_unfolded_transposed_input(x0)), x0 * 1)
+
+    want = f(*_transposed_input())
+    assert want[1][0, 0] == 1  # eager ran the op: add_(1) on the pair (x0[0, 0], x0[1, 0])
+    for remove in ("mutations", "mutations_and_views"):
+        with pytest.raises(
+            RuntimeError, match="fxinplace.functionalize: fxinplace_view_test::dtype_code_ mutates"
+        ):
+            fxinplace.functionalize(f, remove=remove)(*_transposed_input())
+
+
+def test_a_write_through_a_complex_view_with_an_odd_stride_in_a_size_one_dim_matches_eager():
+    """The same view written by an ATen op: located in x0 as eager lays it out, no copy."""
+
+    def f(x0):
+        _complex_view_of_an_unfolded_transposed_input(x0).mul_(1j)
+        return (x0 * 1,)
+
+    problems = eager_parity_problems(f, _transposed_input, tracing_modes=("real", "fake"), check_graph=False)
+    assert not problems, "\n".join(problems)
