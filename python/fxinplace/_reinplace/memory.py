@@ -226,19 +226,22 @@ def apply_memory_plan(nodes: list[Node], plan: _C.planner.Plan, facts: MemoryFac
 def _fill_value(node: Node) -> Any:
     """The value a constant factory (`_FILLS`) fills its result with, however it was passed."""
     value = _FILLS[node.target]
-    if not isinstance(value, str):
-        return value
-    names = [a.name for a in node.target._schema.arguments]
-    position = names.index(value)
-    return node.args[position] if position < len(node.args) else node.kwargs[value]
+    return _arguments_by_name(node)[value] if isinstance(value, str) else value
 
 
 def _keyword_after_self_and_other(node: Node) -> tuple[tuple, dict]:
     """`add.Scalar(x, 2.0, 3)` as `(x, 2.0), {alpha: 3}`: the `.Tensor` overloads' out= forms
     take every argument after `self` and `other` by keyword (`add.out(x, y, *, alpha, out)`)."""
+    bound = _arguments_by_name(node)
+    first_two = [a.name for a in node.target._schema.arguments[:2]]
+    return tuple(bound[k] for k in first_two), {k: v for k, v in bound.items() if k not in first_two}
+
+
+def _arguments_by_name(node: Node) -> dict[str, Any]:
+    """An ATen node's arguments by their schema names, however they were passed (those left
+    to their defaults are absent)."""
     names = [a.name for a in node.target._schema.arguments]
-    extra = {names[k]: v for k, v in enumerate(node.args[2:], start=2)}
-    return tuple(node.args[:2]), {**extra, **node.kwargs}
+    return {**dict(zip(names, node.args, strict=False)), **node.kwargs}
 
 
 def _zeroed_with_slice(node: Node, into: Node) -> Node:
@@ -259,8 +262,8 @@ def _zeroed_with_slice(node: Node, into: Node) -> Node:
 
 def _bound_slice_backward(node: Node) -> list:
     """(grad_output, input_sizes, dim, start, end, step), however they were passed."""
-    schema = _SLICE_BACKWARD._schema
-    return list(node.args) + [node.kwargs[a.name] for a in schema.arguments[len(node.args) :]]
+    bound = _arguments_by_name(node)
+    return [bound[a.name] for a in _SLICE_BACKWARD._schema.arguments]
 
 
 def _laid_out(node: Node, buffer: Node, layout: tuple[Any, Any], writer: SizeWriter) -> Node:
